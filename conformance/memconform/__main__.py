@@ -1,0 +1,3 @@
+from memconform.cli import main
+
+main()

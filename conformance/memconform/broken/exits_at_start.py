@@ -1,0 +1,6 @@
+"""Exits before answering anything."""
+
+import sys
+
+sys.stderr.write("broken adapter: exiting at start\n")
+raise SystemExit(7)

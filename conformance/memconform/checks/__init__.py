@@ -1,0 +1,1 @@
+"""The conformance checks: `pytest --pyargs memconform.checks --impl SPEC`."""

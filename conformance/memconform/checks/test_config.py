@@ -1,0 +1,77 @@
+"""CFG: how `config.toml`'s `[features]` and `[memories]` tables become effective settings.
+
+These reach the rules through the optional `config.resolve` operation; the end-to-end effect
+of each setting is pinned by the pipeline checks of its area.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memconform.adapters import Adapter, Rejected
+from memconform.home import CodexHome
+from memconform.registry import check
+from memconform.resources import fixture_json
+
+CASES = fixture_json("config", "cases.json")
+NEEDS = ("config.resolve",)
+
+
+def _resolve(impl: Adapter, home: CodexHome, memories_toml: str, features: str = "memories = "
+             "true") -> dict[str, Any]:
+    home.write_raw_config(f"[features]\n{features}\n\n[memories]\n{memories_toml}\n")
+    result: dict[str, Any] = impl.call("config.resolve", {"home": str(home.path)})
+    return result
+
+
+def _cases(group: str) -> Any:
+    return pytest.mark.parametrize("case", CASES[group], ids=[c["id"] for c in CASES[group]])
+
+
+@check("config.defaults", title="an empty [memories] table gives Codex's twelve defaults",
+       rules="CFG-01", level="SHOULD", area="config", needs=NEEDS)
+def test_defaults(impl: Adapter, home: CodexHome) -> None:
+    assert _resolve(impl, home, "")["memories"] == CASES["defaults"]
+
+
+@check("config.clamp", title="out-of-range integers are clamped to Codex's bounds",
+       rules="CFG-02", level="SHOULD", area="config", needs=NEEDS)
+@_cases("clamps")
+def test_clamp(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
+    memories = _resolve(impl, home, case["toml"])["memories"]
+    assert {k: memories[k] for k in case["memories"]} == case["memories"]
+
+
+@check("config.alias", title="the legacy alias sets disable_on_external_context",
+       rules="CFG-03", level="SHOULD", area="config", needs=NEEDS)
+@_cases("aliases")
+def test_alias(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
+    memories = _resolve(impl, home, case["toml"])["memories"]
+    assert {k: memories[k] for k in case["memories"]} == case["memories"]
+
+
+@check("config.ignored", title="unknown [memories] keys are ignored, known ones still apply",
+       rules="CFG-03", level="SHOULD", area="config", needs=NEEDS)
+@_cases("ignored")
+def test_ignored(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
+    memories = _resolve(impl, home, case["toml"])["memories"]
+    assert {k: memories[k] for k in case["memories"]} == case["memories"]
+
+
+@check("config.rejected", title="a value of the wrong type is refused with a message naming "
+       "the key", rules="CFG-04", level="SHOULD", area="config", needs=NEEDS)
+@_cases("rejected")
+def test_rejected(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
+    with pytest.raises(Rejected) as refused:
+        _resolve(impl, home, case["toml"])
+    assert case["key"] in str(refused.value), f"message does not name {case['key']}"
+
+
+@check("config.feature.default-off", title="without [features] memories = true the feature "
+       "is off", rules="CFG-05", level="SHOULD", area="config", needs=NEEDS)
+@pytest.mark.parametrize("features", ["", "memories = false"], ids=["absent", "false"])
+def test_feature_default_off(impl: Adapter, home: CodexHome, features: str) -> None:
+    assert _resolve(impl, home, "", features=features)["feature_memories"] is False
+    assert _resolve(impl, home, "", features="memories = true")["feature_memories"] is True

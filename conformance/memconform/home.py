@@ -1,0 +1,217 @@
+"""Build Codex homes on disk: `config.toml`, `state_5.sqlite`, rollouts, `memories_1.sqlite`.
+
+Every file is in Codex 0.144.6's format (the SQLite files are created from the schema dumped
+from the real binary), so the reference and the real binary both accept what this writes. All
+timestamps are relative to the `now_ms` of the check's clock.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from memconform.resources import codex_schema_statements
+from memconform.rollout import conversation, rollout_file_name, session_meta, stamp
+
+MOCK_PROVIDER = "mock"
+MOCK_KEY_ENV = "MEMCONFORM_MOCK_API_KEY"
+MOCK_KEY = "memconform-mock-key"
+SANDBOX_POLICY = json.dumps({"type": "read-only"})
+HOUR_MS = 3_600_000
+DAY_MS = 24 * HOUR_MS
+
+
+@dataclass(frozen=True)
+class Thread:
+    id: str
+    rollout_path: Path
+    updated_at_ms: int
+    cwd: str
+
+
+def create_db(path: Path, db: str) -> None:
+    """Create `path` with Codex's schema and migration rows (refuses to touch an existing file)."""
+    if path.exists():
+        raise FileExistsError(f"{path} already exists; the home builder never overwrites a DB")
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("BEGIN IMMEDIATE")
+        for statement in codex_schema_statements(db):
+            con.execute(statement)
+        con.execute("COMMIT")
+    finally:
+        con.close()
+
+
+class CodexHome:
+    """A Codex home under construction. `now_ms` anchors every relative timestamp."""
+
+    def __init__(self, path: Path, *, now_ms: int, model_base_url: str, seed: int = 0) -> None:
+        self.path = path
+        self.now_ms = now_ms
+        self.model_base_url = model_base_url
+        self._rng = random.Random(seed)
+        self.work_dir = path.parent / f"{path.name}-work"
+        path.mkdir(parents=True, exist_ok=True)
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def state_db(self) -> Path:
+        return self.path / "state_5.sqlite"
+
+    @property
+    def memories_db(self) -> Path:
+        return self.path / "memories_1.sqlite"
+
+    @property
+    def memory_root(self) -> Path:
+        return self.path / "memories"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment a session on this home needs (the mock provider's key)."""
+        return {MOCK_KEY_ENV: MOCK_KEY}
+
+    def uuid7(self, at_ms: int) -> str:
+        value = (at_ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | self._rng.getrandbits(12) << 64
+        value |= 0b10 << 62 | self._rng.getrandbits(62)
+        return str(uuid.UUID(int=value))
+
+    def uuid4(self) -> str:
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    # -- config.toml -------------------------------------------------------------------------
+
+    def write_config(self, *, feature: bool | None = True,
+                     memories: dict[str, Any] | None = None,
+                     top: dict[str, Any] | None = None) -> Path:
+        """Point the home at the mock model; `memories` are raw `[memories]` values;
+        `feature=None` leaves `[features] memories` out entirely."""
+        data: dict[str, Any] = {
+            "model": "gpt-test",
+            "model_provider": MOCK_PROVIDER,
+            **(top or {}),
+            "model_providers": {MOCK_PROVIDER: {
+                "name": MOCK_PROVIDER, "base_url": self.model_base_url, "wire_api": "responses",
+                "env_key": MOCK_KEY_ENV, "request_max_retries": 0, "stream_max_retries": 0}},
+            "features": {} if feature is None else {"memories": feature},
+            "memories": dict(memories or {}),
+        }
+        path = self.path / "config.toml"
+        path.write_text(tomli_w.dumps(data), encoding="utf-8")
+        return path
+
+    def write_raw_config(self, text: str) -> Path:
+        path = self.path / "config.toml"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    # -- state_5.sqlite ----------------------------------------------------------------------
+
+    def ensure_state_db(self) -> Path:
+        if not self.state_db.exists():
+            create_db(self.state_db, "state_5")
+        return self.state_db
+
+    def add_thread(self, *, updated_ago_ms: int = 2 * HOUR_MS, thread_id: str | None = None,
+                   source: str = "cli", archived: bool = False, preview: str | None = None,
+                   memory_mode: str = "enabled", history_mode: str = "legacy",
+                   git_branch: str | None = None, lines: list[dict[str, Any]] | None = None,
+                   user_text: str = "Remember that my favourite colour is teal.",
+                   assistant_text: str = "Noted: your favourite colour is teal.") -> Thread:
+        """Write a rollout file and its `threads` row; the thread was last updated
+        `updated_ago_ms` before now and created one minute earlier."""
+        updated_ms = self.now_ms - updated_ago_ms
+        created_ms = updated_ms - 60_000
+        tid = thread_id or self.uuid7(created_ms)
+        cwd = str(self.work_dir)
+        body = lines if lines is not None else conversation(user_text, assistant_text)
+        day = rollout_file_name(tid, created_ms)[8:18].split("-")
+        rollout = self.path / "sessions" / day[0] / day[1] / day[2] / \
+            rollout_file_name(tid, created_ms)
+        rollout.parent.mkdir(parents=True, exist_ok=True)
+        entries = stamp([session_meta(tid, created_ms, cwd, source), *body], created_ms)
+        rollout.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+        row = {
+            "id": tid, "rollout_path": str(rollout), "created_at": created_ms // 1000,
+            "updated_at": updated_ms // 1000, "source": source, "model_provider": MOCK_PROVIDER,
+            "cwd": cwd, "title": user_text[:80], "sandbox_policy": SANDBOX_POLICY,
+            "approval_mode": "never", "tokens_used": 15, "has_user_event": 0,
+            "archived": int(archived), "archived_at": updated_ms // 1000 if archived else None,
+            "git_branch": git_branch, "cli_version": "0.144.6", "first_user_message": user_text,
+            "memory_mode": memory_mode, "model": "gpt-test", "created_at_ms": created_ms,
+            "updated_at_ms": updated_ms, "thread_source": "user",
+            "preview": user_text if preview is None else preview,
+            "recency_at": updated_ms // 1000, "recency_at_ms": updated_ms,
+            "history_mode": history_mode,
+        }
+        self._insert(self.ensure_state_db(), "threads", row)
+        return Thread(tid, rollout, updated_ms, cwd)
+
+    # -- memories_1.sqlite -------------------------------------------------------------------
+
+    def ensure_memories_db(self) -> Path:
+        if not self.memories_db.exists():
+            create_db(self.memories_db, "memories_1")
+        return self.memories_db
+
+    def add_stage1_output(self, thread_id: str, *, raw_memory: str, rollout_summary: str,
+                          rollout_slug: str | None = None, source_updated_at: int,
+                          generated_at: int | None = None, usage_count: int | None = None,
+                          last_usage: int | None = None, selected_for_phase2: int = 0,
+                          selected_for_phase2_source_updated_at: int | None = None) -> None:
+        self._insert(self.ensure_memories_db(), "stage1_outputs", {
+            "thread_id": thread_id, "source_updated_at": source_updated_at,
+            "raw_memory": raw_memory, "rollout_summary": rollout_summary,
+            "rollout_slug": rollout_slug,
+            "generated_at": self.now_ms // 1000 if generated_at is None else generated_at,
+            "usage_count": usage_count, "last_usage": last_usage,
+            "selected_for_phase2": selected_for_phase2,
+            "selected_for_phase2_source_updated_at": selected_for_phase2_source_updated_at,
+        })
+
+    def add_job(self, kind: str, job_key: str, *, status: str, retry_remaining: int = 3,
+                **columns: Any) -> None:
+        self._insert(self.ensure_memories_db(), "jobs", {
+            "kind": kind, "job_key": job_key, "status": status,
+            "retry_remaining": retry_remaining, **columns})
+
+    # -- reading back ------------------------------------------------------------------------
+
+    def query(self, db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        if not db.exists():
+            return []
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+        con.row_factory = sqlite3.Row
+        try:
+            return [dict(r) for r in con.execute(sql, params)]
+        finally:
+            con.close()
+
+    def tree(self, sub: str = "") -> list[str]:
+        """Relative paths under the home (or `sub`), directories with a trailing slash."""
+        base = self.path / sub
+        if not base.exists():
+            return []
+        return sorted(
+            str(p.relative_to(base)) + ("/" if p.is_dir() else "")
+            for p in base.rglob("*") if ".git" not in p.relative_to(base).parts
+        )
+
+    @staticmethod
+    def _insert(db: Path, table: str, row: dict[str, Any]) -> None:
+        columns = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        con = sqlite3.connect(db, timeout=30, isolation_level=None)
+        try:
+            con.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
+        finally:
+            con.close()

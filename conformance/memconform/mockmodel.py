@@ -1,0 +1,244 @@
+"""A scriptable mock of the Responses API on pytest-httpserver, speaking SSE the way Codex does.
+
+Each request is classified (`stage1`: strict `json_schema` text format; `consolidation`: the
+`x-openai-subagent: memory_consolidation` header; `main`: anything else), answered by the first
+matching rule of the current script, and recorded with its headers and body.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+RESPONSES_PATH = "/v1/responses"
+DEFAULT_GATE_TIMEOUT_S = 60.0
+KINDS = ("stage1", "consolidation", "main")
+
+
+class Gate:
+    """Holds the replies that wait on it until `release()` (or a bounded timeout)."""
+
+    def __init__(self, timeout_s: float = DEFAULT_GATE_TIMEOUT_S) -> None:
+        self._event = threading.Event()
+        self.timeout_s = timeout_s
+        self.timed_out = False
+
+    def release(self) -> None:
+        self._event.set()
+
+    def wait(self) -> None:
+        if not self._event.wait(self.timeout_s):
+            self.timed_out = True
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer. Build with the helper functions below."""
+
+    items: tuple[dict[str, Any], ...] = ()
+    http_status: int | None = None
+    http_body: str = ""
+    failure: str | None = None
+    delay_s: float = 0.0
+    gate: Gate | None = None
+
+    def after(self, delay_s: float) -> Reply:
+        return Reply(self.items, self.http_status, self.http_body, self.failure, delay_s, self.gate)
+
+    def held(self, gate: Gate) -> Reply:
+        return Reply(self.items, self.http_status, self.http_body, self.failure, self.delay_s, gate)
+
+
+def _message_item(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+def message(text: str) -> Reply:
+    return Reply(items=(_message_item(text),))
+
+
+def json_output(value: Any) -> Reply:
+    """An assistant message whose text is `value` serialized as JSON (a stage-1 answer)."""
+    return message(value if isinstance(value, str) else json.dumps(value))
+
+
+def function_call(name: str, arguments: Any, call_id: str = "call_1") -> Reply:
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return Reply(items=({"type": "function_call", "name": name, "arguments": args,
+                         "call_id": call_id},))
+
+
+def custom_tool_call(name: str, tool_input: str, call_id: str = "call_1") -> Reply:
+    return Reply(items=({"type": "custom_tool_call", "name": name, "input": tool_input,
+                         "call_id": call_id},))
+
+
+def items(*parts: Reply | dict[str, Any]) -> Reply:
+    """Several output items in one answer (raw item dicts or single-item replies)."""
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        out.extend(part.items if isinstance(part, Reply) else (part,))
+    return Reply(items=tuple(out))
+
+
+def http_error(status: int, body: str = "mock error") -> Reply:
+    return Reply(http_status=status, http_body=body)
+
+
+def failed(error_message: str) -> Reply:
+    """A stream that ends in `response.failed`."""
+    return Reply(failure=error_message)
+
+
+@dataclass
+class Rule:
+    replies: list[Reply]
+    kind: str | None = None
+    contains: str | None = None
+    has_tool_output: bool | None = None
+    repeat_last: bool = True
+    used: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind is not None and self.kind not in KINDS:
+            raise ValueError(f"rule kind {self.kind!r} is not one of {KINDS}")
+        if not self.replies:
+            raise ValueError("a rule needs at least one reply")
+
+    def matches(self, kind: str, raw: str, has_tool_output: bool) -> bool:
+        return ((self.kind is None or self.kind == kind)
+                and (self.contains is None or self.contains in raw)
+                and (self.has_tool_output is None or self.has_tool_output == has_tool_output)
+                and (self.used < len(self.replies) or self.repeat_last))
+
+    def take(self) -> Reply:
+        reply = self.replies[min(self.used, len(self.replies) - 1)]
+        self.used += 1
+        return reply
+
+
+@dataclass(frozen=True)
+class Recorded:
+    seq: int
+    kind: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    at: float
+
+    @property
+    def text(self) -> str:
+        return json.dumps(self.body)
+
+
+def classify(headers: dict[str, str], body: Any) -> str:
+    if not isinstance(body, dict):
+        return "main"
+    fmt = ((body.get("text") or {}).get("format") or {})
+    if fmt.get("type") == "json_schema":
+        return "stage1"
+    if headers.get("x-openai-subagent") == "memory_consolidation":
+        return "consolidation"
+    return "main"
+
+
+def _has_tool_output(body: Any) -> bool:
+    entries = body.get("input") if isinstance(body, dict) else None
+    return any(isinstance(e, dict) and str(e.get("type", "")).endswith("_output")
+               for e in entries or [])
+
+
+def _sse(event: dict[str, Any]) -> str:
+    return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+
+
+@dataclass
+class MockModel:
+    """One mock per server; `reset()` between checks clears the script and the log."""
+
+    server: HTTPServer
+    rules: list[Rule] = field(default_factory=list)
+    requests: list[Recorded] = field(default_factory=list)
+    default: Reply = field(default_factory=lambda: message("mock default reply"))
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self.server.expect_request(RESPONSES_PATH, method="POST").respond_with_handler(self._handle)
+
+    @property
+    def base_url(self) -> str:
+        return self.server.url_for("/v1").rstrip("/")
+
+    def reset(self) -> None:
+        with self._lock:
+            self.rules = []
+            self.requests = []
+
+    def on(self, kind: str | None, *replies: Reply, contains: str | None = None,
+           has_tool_output: bool | None = None, repeat_last: bool = True) -> Rule:
+        rule = Rule(list(replies), kind, contains, has_tool_output, repeat_last)
+        with self._lock:
+            self.rules.append(rule)
+        return rule
+
+    def of_kind(self, kind: str) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self.requests if r.kind == kind]
+
+    def _handle(self, request: Request) -> Response:
+        raw = request.get_data(as_text=True)
+        try:
+            body: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            body = raw
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        kind = classify(headers, body)
+        tool_output = _has_tool_output(body)
+        with self._lock:
+            seq = next(self._ids)
+            self.requests.append(Recorded(seq, kind, request.path, headers, body, time.time()))
+            rule = next((r for r in self.rules if r.matches(kind, raw, tool_output)), None)
+            reply = rule.take() if rule is not None else self.default
+        if reply.delay_s:
+            time.sleep(reply.delay_s)
+        if reply.gate is not None:
+            reply.gate.wait()
+        if reply.http_status is not None:
+            return Response(reply.http_body, status=reply.http_status, mimetype="text/plain")
+        return Response(self._stream(seq, reply), status=200, mimetype="text/event-stream")
+
+    def _stream(self, seq: int, reply: Reply) -> str:
+        rid = f"resp_{seq}"
+        out = [_sse({"type": "response.created", "response": {"id": rid}})]
+        for index, item in enumerate(reply.items):
+            done = {"id": f"item_{seq}_{index}", **item}
+            if done["type"] in ("function_call", "custom_tool_call"):
+                done.setdefault("status", "completed")
+            out.append(_sse({"type": "response.output_item.done", "output_index": index,
+                             "item": done}))
+        if reply.failure is not None:
+            out.append(_sse({"type": "response.failed", "response": {
+                "id": rid, "error": {"code": "server_error", "message": reply.failure}}}))
+        else:
+            usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                     "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                     "total_tokens": 15}
+            out.append(_sse({"type": "response.completed",
+                             "response": {"id": rid, "usage": usage}}))
+        return "".join(out)
+
+
+def start_server() -> HTTPServer:
+    """A threaded loopback server (gated replies must not block other requests)."""
+    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    server.start()
+    return server

@@ -1,0 +1,28 @@
+"""Mutants: copies of the reference with one deliberate bug, and the checks that must kill it.
+
+Each module defines `MUTANT` and a `factory()` usable as `--impl python:MODULE:factory`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    description: str
+    killers: tuple[str, ...]
+
+
+def discover() -> list[tuple[str, Mutant]]:
+    found = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        name = f"{__name__}.{info.name}"
+        mutant = getattr(importlib.import_module(name), "MUTANT", None)
+        if not isinstance(mutant, Mutant):
+            raise TypeError(f"{name} defines no MUTANT")
+        found.append((name, mutant))
+    return found

@@ -1,0 +1,22 @@
+"""The memories feature defaults to on when config.toml does not mention it."""
+
+from typing import Any
+
+from memconform.mutants import Mutant
+from memref import config
+from memref.adapter import ReferenceAdapter
+
+MUTANT = Mutant("m06-feature-default-on", __doc__ or "",
+                ("startup.guard.feature-off[absent]", "config.feature.default-off[absent]"))
+_original = config.parse_config
+
+
+def _parse(data: dict[str, Any], source: str = "config.toml") -> config.CodexConfig:
+    features = dict(data.get("features") or {})
+    features.setdefault("memories", True)
+    return _original({**data, "features": features}, source)
+
+
+def factory() -> ReferenceAdapter:
+    config.parse_config = _parse
+    return ReferenceAdapter()

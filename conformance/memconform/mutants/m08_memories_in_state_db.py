@@ -1,0 +1,25 @@
+"""The pipeline tables are created inside state_5.sqlite instead of their own file."""
+
+from pathlib import Path
+
+from memconform.mutants import Mutant
+from memref import store
+from memref.adapter import ReferenceAdapter
+
+MUTANT = Mutant("m08-memories-in-state-db", __doc__ or "", ("store.separate-file",))
+_original = store.open_memories_db
+
+
+def _open(home: Path) -> store.sqlite3.Connection:
+    con = store.connect(home / store.STATE_DB)
+    for statement in store.codex_schema_statements("memories_1"):
+        if "_sqlx_migrations" not in statement:
+            con.execute(statement.replace("CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ")
+                        .replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS "))
+    con.close()
+    return _original(home)
+
+
+def factory() -> ReferenceAdapter:
+    store.open_memories_db = _open
+    return ReferenceAdapter()

@@ -1,0 +1,311 @@
+"""The memconform pytest plugin: options, fixtures, check metadata, statuses and reports."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.outcomes import Failed
+
+from memconform import resources
+from memconform.adapters import Adapter, AdapterError, Rejected, Unsupported, resolve
+from memconform.adapters import ImplSpecError
+from memconform.clock import HarnessClock
+from memconform.expectations import Expectation, Expectations, ExpectationsError
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel, start_server
+from memconform.registry import AREAS, MARKER, CheckMeta, meta_of, stable_id
+from memconform.report import Reporter
+
+CHECKS_PACKAGE = "memconform.checks"
+ID_KEY = pytest.StashKey[str]()
+EXPECT_KEY = pytest.StashKey[Expectation | None]()
+PROP = "memconform:"
+MESSAGE_LIMIT = 4000
+StartupRunner = Callable[..., dict[str, Any]]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("memconform", "memconform conformance checks")
+    group.addoption("--impl", default="ref",
+                    help="implementation: ref, python:MODULE:FACTORY, exec:COMMAND")
+    group.addoption("--expectations", type=Path, default=None,
+                    help="TOML file of checks this implementation is known to fail")
+    group.addoption("--strict-expectations", action="store_true",
+                    help="stale expectation entries fail the run")
+    group.addoption("--report-dir", type=Path, default=None,
+                    help="write report.jsonl, junit.xml and summary.md here")
+    group.addoption("--area", action="append", default=[], choices=sorted(AREAS),
+                    help="run only checks of this area (repeatable)")
+    group.addoption("--smoke", action="store_true", help="run only the smoke checks")
+    group.addoption("--adapter-timeout", type=float, default=120.0,
+                    help="seconds to wait for any one protocol response")
+    group.addoption("--seed", type=int, default=0, help="seed sent to the implementation")
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{MARKER}(meta): memconform check metadata")
+    if config.getoption("--snapshot-update", default=False) and (
+            _is_worker(config) or config.getoption("numprocesses", default=None)):
+        raise pytest.UsageError("--snapshot-update cannot run under xdist (-n); "
+                                "update snapshots in a serial run")
+    path = config.getoption("--expectations")
+    try:
+        expectations = Expectations.load(path) if path else Expectations.empty()
+    except ExpectationsError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    config.stash[_EXPECTATIONS] = expectations
+    report_dir = config.getoption("--report-dir")
+    if report_dir is not None and not _is_worker(config):
+        if not config.option.xmlpath:
+            config.option.xmlpath = str(report_dir / "junit.xml")
+        reporter = Reporter(report_dir, {
+            "impl": config.getoption("--impl"), "expectations": str(path) if path else None,
+            "areas": config.getoption("--area"), "keyword": config.getoption("keyword") or None,
+            "smoke": config.getoption("--smoke"), "seed": config.getoption("--seed"),
+            "adapter_timeout_s": config.getoption("--adapter-timeout"),
+            "workers": config.getoption("numprocesses", default=None)})
+        config.stash[_REPORTER] = reporter
+        config.pluginmanager.register(_ReportPlugin(config, reporter, expectations),
+                                      "memconform-report")
+
+
+_EXPECTATIONS = pytest.StashKey[Expectations]()
+_REPORTER = pytest.StashKey[Reporter]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    expectations = config.stash[_EXPECTATIONS]
+    areas = set(config.getoption("--area"))
+    smoke = config.getoption("--smoke")
+    seen: dict[str, str] = {}
+    keep, drop = [], []
+    for item in items:
+        meta = meta_of(item)
+        module = getattr(getattr(item, "module", None), "__name__", "")
+        if meta is None:
+            if module.startswith(CHECKS_PACKAGE):
+                raise pytest.UsageError(f"{item.nodeid}: a check without @check metadata")
+            keep.append(item)
+            continue
+        check_id = stable_id(item, meta)
+        if check_id in seen:
+            raise pytest.UsageError(f"duplicate check id {check_id}: {seen[check_id]} and "
+                                    f"{item.nodeid}")
+        seen[check_id] = item.nodeid
+        item.stash[ID_KEY] = check_id
+        expectation = expectations.lookup(check_id)
+        item.stash[EXPECT_KEY] = expectation
+        if expectation is not None and expectation.status == "skip":
+            item.add_marker(pytest.mark.skip(reason=f"expectations: {expectation.reason}"))
+        if (areas and meta.area not in areas) or (smoke and not meta.smoke):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+# -- fixtures -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def impl(pytestconfig: pytest.Config) -> Iterator[Adapter]:
+    """The implementation under test, started once per test process."""
+    try:
+        adapter = resolve(pytestconfig.getoption("--impl"),
+                          timeout_s=pytestconfig.getoption("--adapter-timeout"))
+    except ImplSpecError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    adapter.seed = pytestconfig.getoption("--seed")
+    yield adapter
+    adapter.close()
+
+
+@pytest.fixture(autouse=True)
+def _memconform_needs(request: pytest.FixtureRequest) -> None:
+    meta = meta_of(request.node)
+    if meta is not None and meta.needs:
+        adapter: Adapter = request.getfixturevalue("impl")
+        for capability in meta.needs:
+            adapter.require(capability)
+
+
+@pytest.fixture
+def clock(impl: Adapter) -> HarnessClock:
+    return HarnessClock(injected=impl.supports("clock.inject"))
+
+
+@pytest.fixture(scope="session")
+def _model_server() -> Iterator[Any]:
+    server = start_server()
+    yield server
+    server.clear()
+    server.stop()
+
+
+@pytest.fixture
+def model(_model_server: Any) -> Iterator[MockModel]:
+    """The mock Responses API, with an empty script and log for this check."""
+    _model_server.clear()
+    mock = MockModel(_model_server)
+    yield mock
+    mock.reset()
+
+
+@pytest.fixture
+def home(tmp_path: Path, clock: HarnessClock, model: MockModel,
+         pytestconfig: pytest.Config) -> CodexHome:
+    """An empty Codex home whose config points at the mock model."""
+    built = CodexHome(tmp_path / "codex-home", now_ms=clock.now_ms,
+                      model_base_url=model.base_url, seed=pytestconfig.getoption("--seed"))
+    built.write_config()
+    return built
+
+
+@pytest.fixture
+def run_startup(impl: Adapter, clock: HarnessClock, pytestconfig: pytest.Config
+                ) -> StartupRunner:
+    """Run one startup of the implementation on a home: `run_startup(home, ephemeral=True)`."""
+
+    def run(target: CodexHome, *, source: str = "cli", ephemeral: bool = False,
+            subagent: bool = False, timeout_s: float = 60.0) -> dict[str, Any]:
+        result: dict[str, Any] = impl.call("startup", {
+            "home": str(target.path), "now_ms": clock.request_now(),
+            "seed": pytestconfig.getoption("--seed"),
+            "session": {"source": source, "ephemeral": ephemeral, "subagent": subagent},
+            "env": target.env, "timeout_s": timeout_s,
+        }, timeout_s=timeout_s + 30)
+        return result
+
+    return run
+
+
+@pytest.fixture
+def check_meta(request: pytest.FixtureRequest) -> CheckMeta:
+    meta = meta_of(request.node)
+    assert meta is not None, "check_meta is only for memconform checks"
+    return meta
+
+
+# -- statuses -------------------------------------------------------------------------------
+
+
+def _classify(report: pytest.TestReport, call: pytest.CallInfo[None], meta: CheckMeta
+              ) -> tuple[str, str]:
+    exc = call.excinfo.value if call.excinfo is not None else None
+    text = report.longreprtext[:MESSAGE_LIMIT] if report.longrepr else ""
+    if report.passed:
+        return "pass", ""
+    if report.skipped:
+        if isinstance(exc, Unsupported):
+            if meta.level == "MUST":
+                return "fail", f"MUST-level check cannot be unsupported: {exc.msg}"
+            return "unsupported", exc.msg
+        return "skip", str(getattr(exc, "msg", text))
+    if isinstance(exc, AdapterError):
+        tail = f"\n--- implementation stderr ---\n{exc.stderr[-1500:]}" if exc.stderr else ""
+        return "error", f"adapter {exc}{tail}"
+    if isinstance(exc, Failed) and str(exc).startswith("Timeout"):
+        return "error", f"timeout: {exc}"
+    if report.when != "call":
+        return "error", text
+    if isinstance(exc, AssertionError | Rejected | Failed):
+        return "fail", text
+    return "error", text
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    meta = meta_of(item)
+    if meta is None or ID_KEY not in item.stash:
+        return
+    status, message = _classify(report, call, meta)
+    expectation = item.stash.get(EXPECT_KEY, None)
+    expected = expectation.status if expectation is not None else None
+    if report.when == "call" and expected == "fail":
+        if status == "fail":
+            status = "xfail"
+            report.outcome = "skipped"
+            report.wasxfail = f"expectations: {expectation.reason}"  # type: ignore[union-attr]
+        elif status == "pass":
+            status = "xpass"
+            report.outcome = "failed"
+            message = f"expected to fail ({expectation.reason}) but passed"  # type: ignore[union-attr]
+            report.longrepr = f"[XPASS] {item.stash[ID_KEY]}: {message}"
+    if status == "fail" and report.outcome == "skipped":
+        report.outcome = "failed"
+        report.longrepr = message
+    report.user_properties.append((PROP + report.when, json.dumps({
+        "id": item.stash[ID_KEY], "area": meta.area, "level": meta.level,
+        "rules": list(meta.rules), "title": meta.title, "status": status,
+        "message": message, "expected": expected})))
+
+
+class _ReportPlugin:
+    """Lives on the controller: turns per-phase reports into one record per check."""
+
+    def __init__(self, config: pytest.Config, reporter: Reporter,
+                 expectations: Expectations) -> None:
+        self.config = config
+        self.reporter = reporter
+        self.expectations = expectations
+        self.phases: dict[str, dict[str, Any]] = {}
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.config.getoption("collectonly"):
+            return
+        try:
+            adapter = resolve(self.config.getoption("--impl"),
+                              timeout_s=self.config.getoption("--adapter-timeout"))
+            handshake = adapter.handshake
+            adapter.close()
+        except (ImplSpecError, AdapterError, Unsupported, Rejected) as exc:
+            self.reporter.implementation["handshake_error"] = str(exc)
+            self.reporter.write()
+            pytest.exit(f"memconform: implementation handshake failed: {exc}", returncode=3)
+        self.reporter.implementation.update(
+            name=handshake.name, version=handshake.version,
+            protocol_version=handshake.protocol_version,
+            capabilities=sorted(handshake.capabilities),
+            details=handshake.raw["implementation"])
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = dict(report.user_properties).get(PROP + report.when)
+        if data is None:
+            return
+        phase = json.loads(str(data))
+        phase["duration"] = report.duration
+        entry = self.phases.setdefault(report.nodeid, {})
+        entry[report.when] = phase
+        if report.when == "teardown":
+            self.reporter.add(_record(report.nodeid, entry))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        manifest = json.loads(resources.doc("MANIFEST.json").read_text(encoding="utf-8"))
+        self.reporter.stale = self.expectations.stale([c["id"] for c in manifest["checks"]])
+        self.reporter.write()
+
+
+def _record(nodeid: str, phases: dict[str, Any]) -> dict[str, Any]:
+    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+    final = call if setup is None or (setup["status"] == "pass" and call) else setup
+    if teardown and teardown["status"] == "error" and final["status"] in ("pass", "xfail"):
+        final = {**final, "status": "error", "message": teardown["message"]}
+    record = {key: final[key] for key in ("id", "area", "level", "rules", "title", "status",
+                                          "message", "expected")}
+    record["nodeid"] = nodeid
+    record["duration_s"] = round(sum(p["duration"] for p in phases.values()), 4)
+    record["type"] = "check"
+    return record

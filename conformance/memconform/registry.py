@@ -1,0 +1,65 @@
+"""Check metadata: every check carries a stable id, its spec rules, level, area and `since`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import pytest
+
+LEVELS = ("MUST", "SHOULD", "MAY")
+AREAS = {
+    "protocol": "Adapter handshake and wiring",
+    "config": "config.toml keys, defaults, clamps and errors",
+    "startup": "Startup guards, memory root and extension seeding",
+    "store": "On-disk SQLite schema of the memories store",
+    "tokens": "Token counting rules",
+}
+MARKER = "memcheck"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class CheckMeta:
+    id: str
+    title: str
+    rules: tuple[str, ...]
+    level: str
+    area: str
+    since: str
+    needs: tuple[str, ...] = ()
+    smoke: bool = False
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"check {self.id}: level {self.level!r} not in {LEVELS}")
+        if self.area not in AREAS:
+            raise ValueError(f"check {self.id}: unknown area {self.area!r}")
+        if not self.rules:
+            raise ValueError(f"check {self.id}: names no spec rule")
+
+
+def check(id: str, *, title: str, rules: str | tuple[str, ...], level: str, area: str,
+          since: str = "0.1.0", needs: tuple[str, ...] = (), smoke: bool = False
+          ) -> Callable[[F], F]:
+    """Declare a pytest function as a conformance check."""
+    meta = CheckMeta(id=id, title=title, rules=(rules,) if isinstance(rules, str) else rules,
+                     level=level, area=area, since=since, needs=needs, smoke=smoke)
+
+    def apply(fn: F) -> F:
+        marked: F = getattr(pytest.mark, MARKER)(meta)(fn)
+        return marked
+
+    return apply
+
+
+def meta_of(item: pytest.Item) -> CheckMeta | None:
+    marker = item.get_closest_marker(MARKER)
+    return marker.args[0] if marker is not None else None
+
+
+def stable_id(item: pytest.Item, meta: CheckMeta) -> str:
+    """The check id, plus the parameter id for a parametrized check."""
+    callspec = getattr(item, "callspec", None)
+    return f"{meta.id}[{callspec.id}]" if callspec is not None else meta.id

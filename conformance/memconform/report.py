@@ -1,0 +1,136 @@
+"""Run reports: `report.jsonl` (header, one record per check, footer) and `summary.md`."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from memconform import PROTOCOL_VERSION, __version__
+
+STATUSES = ("pass", "fail", "error", "xfail", "xpass", "unsupported", "skip")
+EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
+
+
+class ReportError(ValueError):
+    """A report file that is missing, unreadable or incomplete."""
+
+
+class Reporter:
+    """Collects check records on the controller process and writes the report files."""
+
+    def __init__(self, out_dir: Path, config: dict[str, Any]) -> None:
+        self.out_dir = out_dir
+        self.config = config
+        self.implementation: dict[str, Any] = {"spec": config.get("impl")}
+        self.records: list[dict[str, Any]] = []
+        self.stale: list[str] = []
+        self.started = time.time()
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+
+    def header(self) -> dict[str, Any]:
+        return {"type": "header", "suite": "memconform", "suite_version": __version__,
+                "protocol_version": PROTOCOL_VERSION, "started_at": round(self.started, 3),
+                "implementation": self.implementation, "config": self.config}
+
+    def footer(self) -> dict[str, Any]:
+        return {"type": "footer", "counts": counts(self.records),
+                "by_area": by_area(self.records), "stale_expectations": self.stale,
+                "duration_s": round(time.time() - self.started, 3), "complete": True}
+
+    def write(self) -> Path:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        path = self.out_dir / "report.jsonl"
+        records = sorted(self.records, key=lambda r: r["id"])
+        lines = [self.header(), *records, self.footer()]
+        tmp = path.with_suffix(".jsonl.tmp")
+        tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        tmp.replace(path)
+        (self.out_dir / "summary.md").write_text(markdown(self.header(), records, self.stale),
+                                                 encoding="utf-8")
+        return path
+
+
+def counts(records: list[dict[str, Any]]) -> dict[str, int]:
+    tally = Counter(r["status"] for r in records)
+    return {s: tally.get(s, 0) for s in STATUSES}
+
+
+def by_area(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        grouped[record["area"]].append(record)
+    return {area: counts(rs) for area, rs in sorted(grouped.items())}
+
+
+def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """Header, check records and footer; an incomplete report is an error."""
+    try:
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+    except FileNotFoundError as exc:
+        raise ReportError(f"{path}: no such report") from exc
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}: not a JSON-lines report: {exc}") from exc
+    if not lines or lines[0].get("type") != "header":
+        raise ReportError(f"{path}: no header line")
+    if lines[-1].get("type") != "footer" or not lines[-1].get("complete"):
+        raise ReportError(f"{path}: incomplete (no footer with complete: true); the run died")
+    return lines[0], [r for r in lines[1:-1] if r.get("type") == "check"], lines[-1]
+
+
+def exit_code(records: list[dict[str, Any]], stale: list[str], strict: bool) -> int:
+    tally = counts(records)
+    if not records:
+        return EXIT_USAGE
+    if tally["error"]:
+        return EXIT_HARNESS
+    if tally["fail"] or tally["xpass"] or (strict and stale):
+        return EXIT_NONCONFORMANT
+    return EXIT_OK
+
+
+def agreement(records: list[dict[str, Any]]) -> tuple[int, int]:
+    """(passed, run): checks that ran to a verdict, i.e. not unsupported or skipped."""
+    ran = [r for r in records if r["status"] not in ("unsupported", "skip")]
+    return sum(r["status"] == "pass" for r in ran), len(ran)
+
+
+def markdown(header: dict[str, Any], records: list[dict[str, Any]], stale: list[str]) -> str:
+    impl = header["implementation"]
+    name = f"{impl.get('name', impl.get('spec'))} {impl.get('version', '')}".strip()
+    passed, ran = agreement(records)
+    lines = [f"# memconform {header['suite_version']} — {name}", "",
+             f"Protocol v{header['protocol_version']}; {len(records)} checks; "
+             f"agreement {passed}/{ran} checks run.", "",
+             "| area | " + " | ".join(STATUSES) + " | total |",
+             "|---|" + "---:|" * (len(STATUSES) + 1)]
+    areas = by_area(records)
+    for area, tally in areas.items():
+        lines.append(f"| {area} | " + " | ".join(str(tally[s]) for s in STATUSES)
+                     + f" | {sum(tally.values())} |")
+    total = counts(records)
+    lines.append("| **all** | " + " | ".join(str(total[s]) for s in STATUSES)
+                 + f" | {len(records)} |")
+    by_level: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_level[record["level"]].append(record)
+    lines += ["", "| level | passed / run |", "|---|---:|"]
+    for level in ("MUST", "SHOULD", "MAY"):
+        if by_level.get(level):
+            p, r = agreement(by_level[level])
+            lines.append(f"| {level} | {p}/{r} |")
+    bad = [r for r in records if r["status"] in ("fail", "error", "xpass")]
+    if bad:
+        lines += ["", "## Unexpected results", ""]
+        for record in bad:
+            first = (record.get("message") or "").strip().splitlines()
+            lines.append(f"- `{record['id']}` **{record['status']}**: "
+                         f"{first[0][:200] if first else ''}")
+    if stale:
+        lines += ["", "## Stale expectations", ""] + [f"- `{key}`" for key in stale]
+    return "\n".join(lines) + "\n"

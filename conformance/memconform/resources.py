@@ -1,0 +1,66 @@
+"""Locate the data files shipped with memconform (fixtures, SPEC, MANIFEST, schemas)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+_PACKAGE = Path(__file__).resolve().parent
+_REPO = _PACKAGE.parent.parent  # source checkout: <repo>/conformance/memconform
+
+
+@cache
+def fixtures_dir() -> Path:
+    """The `fixtures/` tree: inside the wheel, or at the top of a source checkout."""
+    for candidate in (_PACKAGE / "_fixtures", _REPO / "fixtures"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("memconform fixtures not found (broken installation)")
+
+
+def fixture(*parts: str) -> Path:
+    path = fixtures_dir().joinpath(*parts)
+    if not path.exists():
+        raise FileNotFoundError(f"missing fixture {'/'.join(parts)} under {fixtures_dir()}")
+    return path
+
+
+def doc(name: str) -> Path:
+    """SPEC.md, MANIFEST.json or PROTOCOL.md, wherever this installation keeps them."""
+    for candidate in (_PACKAGE / "_docs" / name, _REPO / "conformance" / name):
+        if candidate.exists():
+            return candidate
+    raise FileNotFoundError(f"memconform document {name} not found")
+
+
+def protocol_schema_dir() -> Path:
+    return _PACKAGE / "protocol" / "v1"
+
+
+CODEX_VERSION = "0.144.6"
+
+
+def codex_schema_sql(db: str) -> str:
+    """DDL plus migration rows of `state_5` or `memories_1` exactly as Codex 0.144.6 creates them."""
+    return fixture(f"codex-{CODEX_VERSION}", f"{db}.sql").read_text(encoding="utf-8")
+
+
+def codex_schema_statements(db: str) -> list[str]:
+    """The schema script as complete statements (trigger bodies kept whole)."""
+    statements: list[str] = []
+    pending = ""
+    for line in codex_schema_sql(db).splitlines(keepends=True):
+        if not pending and line.startswith("--"):
+            continue
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip())
+            pending = ""
+    return statements
+
+
+def fixture_json(*parts: str) -> Any:
+    return json.loads(fixture(*parts).read_text(encoding="utf-8"))

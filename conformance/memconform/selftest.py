@@ -1,0 +1,125 @@
+"""`memconform selftest`: prove the checks can fail.
+
+1. The bundled reference must pass every check (a baseline with failures proves nothing).
+2. Every mutant must be killed (some check fails) and every check it declares as a killer
+   must fail.
+3. Every broken stdio adapter must turn every check it reaches into `error`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from memconform import report as rep
+from memconform.broken import NAMES as BROKEN
+from memconform.mutants import Mutant, discover
+
+BROKEN_TIMEOUT_S = 3.0
+
+
+@dataclass
+class Outcome:
+    label: str
+    exit_code: int
+    records: list[dict[str, Any]] = field(default_factory=list)
+    problem: str | None = None
+
+
+def _run(label: str, impl: str, out: Path, extra: list[str]) -> Outcome:
+    cmd = [sys.executable, "-m", "memconform", "run", "--impl", impl, "--report-dir", str(out),
+           "-q", *extra]
+    log = out.with_suffix(".log")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as handle:
+        code = subprocess.call(cmd, stdout=handle, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL)
+    try:
+        _, records, _ = rep.load(out / "report.jsonl")
+    except rep.ReportError as exc:
+        return Outcome(label, code, problem=f"{exc} (log: {log})")
+    return Outcome(label, code, records)
+
+
+def _covers(killer: str, check_id: str) -> bool:
+    return check_id == killer or check_id.startswith(killer + "[")
+
+
+def judge_mutant(mutant: Mutant, outcome: Outcome) -> list[str]:
+    """Problems with one mutant run; empty when the mutant was properly killed."""
+    if outcome.problem:
+        return [outcome.problem]
+    problems = []
+    errors = [r["id"] for r in outcome.records if r["status"] in ("error", "xpass")]
+    if errors:
+        problems.append(f"checks errored: {errors[:5]}")
+    failed = {r["id"] for r in outcome.records if r["status"] == "fail"}
+    if not failed:
+        problems.append("survived: no check failed")
+    for killer in mutant.killers:
+        matching = [c for c in (r["id"] for r in outcome.records) if _covers(killer, c)]
+        if not matching:
+            problems.append(f"declared killer {killer} matches no check")
+        elif not any(c in failed for c in matching):
+            problems.append(f"declared killer {killer} did not fail")
+    return problems
+
+
+def judge_broken(outcome: Outcome) -> list[str]:
+    if outcome.problem:
+        return [outcome.problem]
+    if not outcome.records:
+        return ["no check records"]
+    wrong = [f"{r['id']}={r['status']}" for r in outcome.records if r["status"] != "error"]
+    problems = [f"non-error statuses: {wrong[:5]}"] if wrong else []
+    if outcome.exit_code != rep.EXIT_HARNESS:
+        problems.append(f"exit code {outcome.exit_code}, expected {rep.EXIT_HARNESS}")
+    return problems
+
+
+def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
+    mutants = discover()
+    jobs: list[tuple[str, str, list[str]]] = [("baseline", "ref", [])]
+    jobs += [(m.id, f"python:{module}:factory", []) for module, m in mutants]
+    jobs += [(f"broken:{name}", f"exec:{sys.executable} -m memconform.broken.{name}",
+              ["--smoke", "--adapter-timeout", str(BROKEN_TIMEOUT_S)]) for name in BROKEN]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        outcomes = list(pool.map(lambda job: _run(job[0], job[1], out_dir / job[0].replace(
+            ":", "-"), job[2]), jobs))
+    by_label = {o.label: o for o in outcomes}
+    failures = 0
+    baseline = by_label["baseline"]
+    base_bad = baseline.problem or [r["id"] for r in baseline.records if r["status"] != "pass"]
+    if base_bad:
+        console.print(f"[red]baseline is not clean:[/red] {base_bad}")
+        failures += 1
+    table = Table(title="kill matrix")
+    for column in ("mutant", "checks failed", "declared killers", "verdict"):
+        table.add_column(column)
+    for _, mutant in mutants:
+        outcome = by_label[mutant.id]
+        problems = judge_mutant(mutant, outcome)
+        failed = sum(r["status"] == "fail" for r in outcome.records)
+        failures += bool(problems)
+        table.add_row(mutant.id, str(failed), ", ".join(mutant.killers),
+                      "[green]killed[/green]" if not problems else
+                      "[red]" + "; ".join(problems) + "[/red]")
+    for name in BROKEN:
+        outcome = by_label[f"broken:{name}"]
+        problems = judge_broken(outcome)
+        failures += bool(problems)
+        table.add_row(f"broken:{name}", f"{len(outcome.records)} error",
+                      "(all must error)", "[green]all error[/green]" if not problems else
+                      "[red]" + "; ".join(problems) + "[/red]")
+    console.print(table)
+    total = len(mutants) + len(BROKEN)
+    console.print(f"{total - failures if failures <= total else 0}/{total} rows good; "
+                  f"baseline {len(baseline.records)} checks")
+    return 0 if failures == 0 else 1

@@ -1,0 +1,99 @@
+"""The reference behind the memconform adapter protocol v1 (one message in, one message out)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memref import __version__, tokens
+from memref.config import ConfigError, load_config
+from memref.runtime import Runtime
+from memref.startup import Session, run_startup
+
+PROTOCOL_VERSION = 1
+CAPABILITIES = (
+    "startup",
+    "clock.inject",
+    "config.resolve",
+    "tokens.approx",
+    "session.subagent",
+    "startup.without-state-db",
+)
+
+
+class OpError(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class ReferenceAdapter:
+    """Stateless apart from the seed given at `start`."""
+
+    def __init__(self) -> None:
+        self.seed = 0
+        self._ops: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "start": self.start,
+            "stop": lambda args: {},
+            "startup": self.startup,
+            "config.resolve": self.config_resolve,
+            "tokens.approx": lambda args: {"tokens": tokens.approx_token_count(args["text"])},
+        }
+
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        seq = message.get("seq", 0)
+        op = message.get("op")
+        handler = self._ops.get(op) if isinstance(op, str) else None
+        try:
+            if handler is None:
+                raise OpError("unsupported", f"operation {op!r} is not implemented")
+            return {"seq": seq, "ok": True, "result": handler(message.get("args") or {})}
+        except OpError as exc:
+            return _error(seq, exc.kind, str(exc))
+        except ConfigError as exc:
+            return _error(seq, "rejected", str(exc))
+        except Exception as exc:
+            return _error(seq, "internal", "".join(traceback.format_exception(exc)))
+
+    def start(self, args: dict[str, Any]) -> dict[str, Any]:
+        if PROTOCOL_VERSION not in args["protocol_versions"]:
+            raise OpError("rejected", f"protocol {PROTOCOL_VERSION} not offered")
+        self.seed = int(args["seed"])
+        return {
+            "implementation": {"name": "memref", "version": __version__, "language": "python"},
+            "protocol_version": PROTOCOL_VERSION,
+            "capabilities": list(CAPABILITIES),
+        }
+
+    def _runtime(self, args: dict[str, Any]) -> Runtime:
+        now_ms = args.get("now_ms")
+        return Runtime(now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
+                       seed=args.get("seed", self.seed))
+
+    def startup(self, args: dict[str, Any]) -> dict[str, Any]:
+        rt = self._runtime(args)
+        spec = args["session"]
+        session = Session(thread_id=rt.uuid7(), source=spec["source"],
+                          ephemeral=spec["ephemeral"], subagent=spec["subagent"])
+        run_startup(Path(args["home"]), session, rt)
+        return {"session_thread_id": session.thread_id}
+
+    def config_resolve(self, args: dict[str, Any]) -> dict[str, Any]:
+        config = load_config(Path(args["home"]))
+        memories = dataclasses.asdict(config.memories)
+        memories["extract_model"] = config.extract_model
+        memories["consolidation_model"] = config.consolidation_model
+        return {"feature_memories": config.feature_memories, "memories": memories}
+
+
+def _error(seq: Any, kind: str, message: str) -> dict[str, Any]:
+    return {"seq": seq, "ok": False, "error": {"kind": kind, "message": message}}
+
+
+def factory() -> ReferenceAdapter:
+    """Entry point for `--impl python:memref.adapter:factory`."""
+    return ReferenceAdapter()

@@ -1,0 +1,43 @@
+"""`memref`: run the reference pipeline on a Codex home."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from memref.config import ConfigError
+from memref.runtime import Runtime
+from memref.startup import Session, run_startup
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Log each pipeline step to stderr.")
+def main(verbose: bool) -> None:
+    """Reference implementation of the Codex 0.144.6 memories pipeline."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO if verbose else logging.WARNING)
+
+
+@main.command()
+@click.option("--home", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The Codex home (config.toml, state_5.sqlite, sessions/, memories/).")
+@click.option("--now-ms", type=int, default=None, help="Current time in Unix ms (default: clock).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for generated ids.")
+@click.option("--ephemeral", is_flag=True, help="Behave as an ephemeral session.")
+def startup(home: Path, now_ms: int | None, seed: int, ephemeral: bool) -> None:
+    """Run one startup of the memories pipeline on HOME."""
+    if not home.is_dir():
+        raise click.UsageError(f"--home {home}: no such directory")
+    rt = Runtime(now_ms=int(time.time() * 1000) if now_ms is None else now_ms, seed=seed)
+    session = Session(thread_id=rt.uuid7(), ephemeral=ephemeral)
+    try:
+        result = run_startup(home, session, rt)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if result.ran:
+        click.echo(f"startup ran: {', '.join(result.steps)}")
+    else:
+        click.echo(f"startup skipped: {result.skipped_reason}")

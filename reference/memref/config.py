@@ -1,0 +1,159 @@
+"""Load a Codex home's `config.toml` the way Codex 0.144.6 does for the memories feature.
+
+Rules: CFG-01 (keys and defaults), CFG-02 (clamps, negatives included), CFG-03 (alias and
+unknown keys), CFG-04 (a value of the wrong type is an error naming the key).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_EXTRACT_MODEL = "gpt-5.4-mini"
+DEFAULT_CONSOLIDATION_MODEL = "gpt-5.4"
+
+BOOL_KEYS: dict[str, bool] = {
+    "generate_memories": True,
+    "use_memories": True,
+    "dedicated_tools": False,
+    "disable_on_external_context": False,
+}
+# key -> (default, low, high)
+INT_KEYS: dict[str, tuple[int, int, int]] = {
+    "min_rollout_idle_hours": (6, 1, 48),
+    "max_rollout_age_days": (10, 0, 90),
+    "max_rollouts_per_startup": (2, 1, 128),
+    "max_raw_memories_for_consolidation": (256, 1, 4096),
+    "max_unused_days": (30, 0, 365),
+    "min_rate_limit_remaining_percent": (25, 0, 100),
+}
+STR_KEYS = ("extract_model", "consolidation_model")
+ALIASES = {"no_memories_if_mcp_or_web_search": "disable_on_external_context"}
+MEMORIES_KEYS = frozenset([*BOOL_KEYS, *INT_KEYS, *STR_KEYS])
+
+
+class ConfigError(ValueError):
+    """`config.toml` cannot be used; the message names the file and the offending key."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    base_url: str
+    env_key: str | None = None
+    wire_api: str = "responses"
+
+
+@dataclass(frozen=True)
+class MemoriesConfig:
+    generate_memories: bool = True
+    use_memories: bool = True
+    dedicated_tools: bool = False
+    disable_on_external_context: bool = False
+    min_rollout_idle_hours: int = 6
+    max_rollout_age_days: int = 10
+    max_rollouts_per_startup: int = 2
+    max_raw_memories_for_consolidation: int = 256
+    max_unused_days: int = 30
+    min_rate_limit_remaining_percent: int = 25
+    extract_model: str | None = None
+    consolidation_model: str | None = None
+
+
+@dataclass(frozen=True)
+class CodexConfig:
+    feature_memories: bool = False
+    model: str | None = None
+    provider: Provider | None = None
+    memories: MemoriesConfig = field(default_factory=MemoriesConfig)
+
+    @property
+    def extract_model(self) -> str:
+        return self.memories.extract_model or DEFAULT_EXTRACT_MODEL
+
+    @property
+    def consolidation_model(self) -> str:
+        return self.memories.consolidation_model or DEFAULT_CONSOLIDATION_MODEL
+
+
+def load_config(home: Path) -> CodexConfig:
+    """Read `<home>/config.toml`; a missing file gives the defaults."""
+    path = home / "config.toml"
+    if not path.exists():
+        return CodexConfig()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    return parse_config(data, source=str(path))
+
+
+def parse_config(data: dict[str, Any], source: str = "config.toml") -> CodexConfig:
+    features = _table(data, "features", source)
+    feature = features.get("memories", False)
+    if not isinstance(feature, bool):
+        raise ConfigError(f"{source}: features.memories must be a boolean, got {feature!r}")
+    return CodexConfig(
+        feature_memories=feature,
+        model=_opt_str(data, "model", source),
+        provider=_provider(data, source),
+        memories=_memories(_table(data, "memories", source), source),
+    )
+
+
+def _table(data: dict[str, Any], key: str, source: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source}: [{key}] must be a table")
+    return value
+
+
+def _opt_str(data: dict[str, Any], key: str, source: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
+    return value
+
+
+def _provider(data: dict[str, Any], source: str) -> Provider | None:
+    name = _opt_str(data, "model_provider", source)
+    if name is None:
+        return None
+    table = _table(data, "model_providers", source).get(name)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: model_provider {name!r} has no [model_providers.{name}] table")
+    base_url = table.get("base_url")
+    if not isinstance(base_url, str) or not base_url:
+        raise ConfigError(f"{source}: model_providers.{name}.base_url must be a non-empty string")
+    wire_api = table.get("wire_api", "responses")
+    if wire_api != "responses":
+        raise ConfigError(f"{source}: model_providers.{name}.wire_api {wire_api!r} is unsupported")
+    env_key = table.get("env_key")
+    if env_key is not None and not isinstance(env_key, str):
+        raise ConfigError(f"{source}: model_providers.{name}.env_key must be a string")
+    return Provider(name=name, base_url=base_url.rstrip("/"), env_key=env_key, wire_api=wire_api)
+
+
+def _memories(table: dict[str, Any], source: str) -> MemoriesConfig:
+    values: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = ALIASES.get(raw_key, raw_key)
+        if key not in MEMORIES_KEYS:
+            continue  # CFG-03: unknown keys are ignored outside strict mode
+        where = f"{source}: memories.{raw_key}"
+        if key in BOOL_KEYS:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be a boolean, got {value!r}")
+            values[key] = value
+        elif key in INT_KEYS:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{where} must be an integer, got {value!r}")
+            _, low, high = INT_KEYS[key]
+            values[key] = min(max(value, low), high)
+        else:
+            if not isinstance(value, str):
+                raise ConfigError(f"{where} must be a string, got {value!r}")
+            values[key] = value
+    return MemoriesConfig(**values)

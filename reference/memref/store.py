@@ -1,0 +1,67 @@
+"""The two SQLite files of a Codex home, in Codex 0.144.6's on-disk schema (DM-01..DM-03)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from memconform.resources import codex_schema_statements
+
+STATE_DB = "state_5.sqlite"
+MEMORIES_DB = "memories_1.sqlite"
+BUSY_TIMEOUT_S = 30.0
+
+
+class StoreError(RuntimeError):
+    """A store file exists but is not a usable Codex database."""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open in autocommit mode; callers use explicit `BEGIN IMMEDIATE` for writes that race."""
+    con = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    con.row_factory = sqlite3.Row
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA foreign_keys=ON")
+    return con
+
+
+def _has_table(con: sqlite3.Connection, table: str) -> bool:
+    row = con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,))
+    return row.fetchone() is not None
+
+
+def ensure_schema(con: sqlite3.Connection, db: str, marker_table: str) -> None:
+    """Create the schema unless present, check and create in one `BEGIN IMMEDIATE` transaction."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        if not _has_table(con, marker_table):
+            for statement in codex_schema_statements(db):
+                con.execute(statement)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def open_state_db(home: Path) -> sqlite3.Connection | None:
+    """The state DB, or None when the home has none (START-02: the pipeline must not create it)."""
+    path = home / STATE_DB
+    if not path.is_file():
+        return None
+    con = connect(path)
+    if not _has_table(con, "threads"):
+        con.close()
+        raise StoreError(f"{path}: no `threads` table; not a Codex state database")
+    return con
+
+
+def open_memories_db(home: Path) -> sqlite3.Connection:
+    """The memories DB, created with Codex's schema on first use."""
+    path = home / MEMORIES_DB
+    con = connect(path)
+    try:
+        ensure_schema(con, "memories_1", "stage1_outputs")
+    except sqlite3.DatabaseError as exc:
+        con.close()
+        raise StoreError(f"{path}: {exc}") from exc
+    return con
