@@ -146,7 +146,7 @@ def list_checks(areas: tuple[str, ...], as_json: bool) -> None:
         return
     table = Table()
     for column in ("id", "area", "level", "rules", "title"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for c in checks:
         table.add_row(c["id"], c["area"], c["level"], ",".join(c["rules"]), c["title"])
     Console().print(table)

@@ -271,10 +271,12 @@ class _ReportPlugin:
                               timeout_s=self.config.getoption("--adapter-timeout"))
             handshake = adapter.handshake
             adapter.close()
-        except (ImplSpecError, AdapterError, Unsupported, Rejected) as exc:
+        except ImplSpecError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        except (AdapterError, Unsupported, Rejected) as exc:
+            # Every check will meet the same failure and report `error`.
             self.reporter.implementation["handshake_error"] = str(exc)
-            self.reporter.write()
-            pytest.exit(f"memconform: implementation handshake failed: {exc}", returncode=3)
+            return
         self.reporter.implementation.update(
             name=handshake.name, version=handshake.version,
             protocol_version=handshake.protocol_version,

@@ -33,9 +33,9 @@ class Outcome:
     problem: str | None = None
 
 
-def _run(label: str, impl: str, out: Path, extra: list[str]) -> Outcome:
-    cmd = [sys.executable, "-m", "memconform", "run", "--impl", impl, "--report-dir", str(out),
-           "-q", *extra]
+def _run(label: str, command: str, impl: str, out: Path, extra: list[str]) -> Outcome:
+    cmd = [sys.executable, "-m", "memconform", command, "--impl", impl, "--report-dir",
+           str(out), "-q", *extra]
     log = out.with_suffix(".log")
     out.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as handle:
@@ -86,13 +86,14 @@ def judge_broken(outcome: Outcome) -> list[str]:
 
 def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
     mutants = discover()
-    jobs: list[tuple[str, str, list[str]]] = [("baseline", "ref", [])]
-    jobs += [(m.id, f"python:{module}:factory", []) for module, m in mutants]
-    jobs += [(f"broken:{name}", f"exec:{sys.executable} -m memconform.broken.{name}",
-              ["--smoke", "--adapter-timeout", str(BROKEN_TIMEOUT_S)]) for name in BROKEN]
+    jobs: list[tuple[str, str, str, list[str]]] = [("baseline", "run", "ref", [])]
+    jobs += [(m.id, "run", f"python:{module}:factory", []) for module, m in mutants]
+    jobs += [(f"broken:{name}", "smoke", f"exec:{sys.executable} -m memconform.broken.{name}",
+              ["--adapter-timeout", str(BROKEN_TIMEOUT_S)]) for name in BROKEN]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        outcomes = list(pool.map(lambda job: _run(job[0], job[1], out_dir / job[0].replace(
-            ":", "-"), job[2]), jobs))
+        outcomes = list(pool.map(
+            lambda job: _run(job[0], job[1], job[2], out_dir / job[0].replace(":", "-"),
+                             job[3]), jobs))
     by_label = {o.label: o for o in outcomes}
     failures = 0
     baseline = by_label["baseline"]
@@ -102,7 +103,7 @@ def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
         failures += 1
     table = Table(title="kill matrix")
     for column in ("mutant", "checks failed", "declared killers", "verdict"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for _, mutant in mutants:
         outcome = by_label[mutant.id]
         problems = judge_mutant(mutant, outcome)
@@ -119,7 +120,7 @@ def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
                       "(all must error)", "[green]all error[/green]" if not problems else
                       "[red]" + "; ".join(problems) + "[/red]")
     console.print(table)
-    total = len(mutants) + len(BROKEN)
-    console.print(f"{total - failures if failures <= total else 0}/{total} rows good; "
-                  f"baseline {len(baseline.records)} checks")
+    console.print(f"{len(mutants)} mutants, {len(BROKEN)} broken adapters, baseline "
+                  f"{len(baseline.records)} checks: "
+                  + ("all killed" if failures == 0 else f"{failures} problem(s)"))
     return 0 if failures == 0 else 1
