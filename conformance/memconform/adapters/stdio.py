@@ -56,7 +56,7 @@ class StdioTransport(Transport):
         try:
             self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
+        except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
             raise AdapterError("crash", f"{self.label}: stdin closed ({exc}); "
                                         f"exit code {self.proc.poll()}", self.stderr_tail()) from exc
         try:

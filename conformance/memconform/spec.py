@@ -1,0 +1,45 @@
+"""Parse the rules of SPEC.md: `### ID — title` headings followed by a `Level:` line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from memconform.resources import doc
+
+HEADING = re.compile(r"^### ([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2}) — (.+)$")
+LEVEL = re.compile(r"^Level: (MUST|SHOULD|MAY|RETIRED) · Evidence: (.+)$")
+
+
+class SpecError(ValueError):
+    """SPEC.md does not follow the rule format."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    level: str
+    evidence: str
+
+
+def load_rules(path: Path | None = None) -> dict[str, Rule]:
+    source = path or doc("SPEC.md")
+    lines = source.read_text(encoding="utf-8").splitlines()
+    rules: dict[str, Rule] = {}
+    for number, line in enumerate(lines):
+        heading = HEADING.match(line)
+        if heading is None:
+            if line.startswith("### "):
+                raise SpecError(f"{source}:{number + 1}: heading is not `### ID — title`")
+            continue
+        rule_id, title = heading.groups()
+        level = LEVEL.match(lines[number + 1]) if number + 1 < len(lines) else None
+        if level is None:
+            raise SpecError(f"{source}:{number + 2}: rule {rule_id} needs a "
+                            "`Level: … · Evidence: …` line")
+        if rule_id in rules:
+            raise SpecError(f"{source}:{number + 1}: rule {rule_id} defined twice")
+        rules[rule_id] = Rule(rule_id, title, level.group(1), level.group(2))
+    return rules

@@ -1,0 +1,30 @@
+"""Shared helpers for the harness's own tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+def run_cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`python -m memconform ARGS` in a subprocess, bounded in time."""
+    return subprocess.run([sys.executable, "-m", "memconform", *args], cwd=cwd, text=True,
+                          capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def statuses(report_dir: Path) -> dict[str, str]:
+    lines = (report_dir / "report.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    return {r["id"]: r["status"] for r in records if r.get("type") == "check"}
+
+
+def read_report(report_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in
+            (report_dir / "report.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -1,0 +1,73 @@
+"""The checked-in MANIFEST.json and SPEC.md agree with the collected checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memconform import protocol, resources
+from memconform.listing import collect_checks, manifest
+from memconform.spec import SpecError, load_rules
+
+RANK = {"MAY": 0, "SHOULD": 1, "MUST": 2}
+
+
+@pytest.fixture(scope="module")
+def checks() -> list[dict[str, Any]]:
+    return collect_checks()
+
+
+def test_manifest_matches_collected_checks(checks: list[dict[str, Any]]) -> None:
+    stored = json.loads(resources.doc("MANIFEST.json").read_text(encoding="utf-8"))
+    assert stored == manifest(checks), (
+        "conformance/MANIFEST.json is stale: regenerate with "
+        "`memconform list --json > conformance/MANIFEST.json`")
+
+
+def test_every_rule_has_a_check_and_every_check_a_known_rule(
+        checks: list[dict[str, Any]]) -> None:
+    rules = load_rules()
+    named = {r for c in checks for r in c["rules"]}
+    assert sorted(set(rules) - named) == [], "rules without a check"
+    assert sorted(named - set(rules)) == [], "checks naming unknown rules"
+
+
+def test_check_level_never_exceeds_its_rules(checks: list[dict[str, Any]]) -> None:
+    rules = load_rules()
+    for c in checks:
+        top = max(RANK[rules[r].level] for r in c["rules"])
+        assert RANK[str(c["level"])] <= top, c["id"]
+
+
+def test_must_checks_need_only_core_capabilities(checks: list[dict[str, Any]]) -> None:
+    vocabulary = protocol.capabilities()
+    known = set(vocabulary["core"]) | set(vocabulary["optional"])
+    for c in checks:
+        needs = set(c["needs"])
+        assert needs <= known, f"{c['id']} needs unknown capabilities {needs - known}"
+        if c["level"] == "MUST":
+            assert not needs & set(vocabulary["optional"]), (
+                f"{c['id']} is MUST but needs an optional capability; it could be unsupported")
+
+
+def test_smoke_set_is_small_and_core(checks: list[dict[str, Any]]) -> None:
+    smoke = [c for c in checks if c["smoke"]]
+    assert 2 <= len(smoke) <= 6
+    assert all(c["level"] == "MUST" for c in smoke)
+
+
+def test_spec_parser_rejects_malformed_rules(tmp_path: Path) -> None:
+    bad = tmp_path / "SPEC.md"
+    bad.write_text("### CFG-01 — a rule\nno level line\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="Level"):
+        load_rules(bad)
+    bad.write_text("### CFG-01 — a\nLevel: MUST · Evidence: x\n### CFG-01 — b\n"
+                   "Level: MUST · Evidence: y\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="twice"):
+        load_rules(bad)
+    bad.write_text("### not an id\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="heading"):
+        load_rules(bad)
