@@ -8,6 +8,7 @@ timestamps are relative to the `now_ms` of the check's clock.
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
 import uuid
@@ -117,8 +118,14 @@ class CodexHome:
     # -- state_5.sqlite ----------------------------------------------------------------------
 
     def ensure_state_db(self) -> Path:
+        """Create the state DB as a binary that already ran once leaves it: with the
+        rollout backfill marked complete, so Codex does not re-derive `threads` rows from
+        the rollout files (which would reset their timestamps)."""
         if not self.state_db.exists():
             create_db(self.state_db, "state_5")
+            self._insert(self.state_db, "backfill_state", {
+                "id": 1, "status": "complete", "last_watermark": None,
+                "last_success_at": self.now_ms // 1000, "updated_at": self.now_ms // 1000})
         return self.state_db
 
     def add_thread(self, *, updated_ago_ms: int = 2 * HOUR_MS, thread_id: str | None = None,
@@ -140,6 +147,7 @@ class CodexHome:
         rollout.parent.mkdir(parents=True, exist_ok=True)
         entries = stamp([session_meta(tid, created_ms, cwd, source), *body], created_ms)
         rollout.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+        os.utime(rollout, (updated_ms / 1000, updated_ms / 1000))
         row = {
             "id": tid, "rollout_path": str(rollout), "created_at": created_ms // 1000,
             "updated_at": updated_ms // 1000, "source": source, "model_provider": MOCK_PROVIDER,
