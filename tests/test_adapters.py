@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memconform.adapters import AdapterError, Rejected, Unsupported, resolve
-from memconform.adapters import ImplSpecError
+from memconform.adapters import AdapterError, ImplSpecError, Rejected, Unsupported, resolve
 from memconform.protocol import ProtocolViolation
 
 STDIO_REF = f"exec:{sys.executable} -m memref.stdio"

@@ -134,7 +134,7 @@ def test_real_codex_extracts_a_thread_the_builder_wrote(codex_bin: Path, codex_d
                 and proc.poll() is None:
             time.sleep(0.1)
         gate.release()
-        out, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err[-2000:]
         [stage1] = mock.of_kind("stage1")
         assert "ops/deploy" in stage1.text, "the binary did not read the builder's rollout"

@@ -86,9 +86,9 @@ def test_custom_tool_call_and_several_items(mock: mm.MockModel) -> None:
 
 def test_http_error_and_response_failed_are_model_errors(mock: mm.MockModel) -> None:
     mock.on("main", mm.http_error(500, "overloaded"), mm.failed("boom"))
-    with pytest.raises(ModelError, match="HTTP 500.*overloaded"):
+    with pytest.raises(ModelError, match=r"HTTP 500.*overloaded"):
         send(mock, {"input": []})
-    with pytest.raises(ModelError, match="response.failed: boom"):
+    with pytest.raises(ModelError, match=r"response\.failed: boom"):
         send(mock, {"input": []})
 
 

@@ -11,8 +11,7 @@ import pytest
 from _pytest.outcomes import Failed
 
 from memconform import resources
-from memconform.adapters import Adapter, AdapterError, Rejected, Unsupported, resolve
-from memconform.adapters import ImplSpecError
+from memconform.adapters import Adapter, AdapterError, ImplSpecError, Rejected, Unsupported, resolve
 from memconform.clock import HarnessClock
 from memconform.expectations import Expectation, Expectations, ExpectationsError
 from memconform.home import CodexHome
@@ -208,8 +207,8 @@ def _classify(report: pytest.TestReport, call: pytest.CallInfo[None], meta: Chec
     if report.skipped:
         if isinstance(exc, Unsupported):
             if meta.level == "MUST":
-                return "fail", f"MUST-level check cannot be unsupported: {exc.msg}"
-            return "unsupported", exc.msg
+                return "fail", f"MUST-level check cannot be unsupported: {exc.msg!s}"
+            return "unsupported", str(exc.msg)
         return "skip", str(getattr(exc, "msg", text))
     if isinstance(exc, AdapterError):
         tail = f"\n--- implementation stderr ---\n{exc.stderr[-1500:]}" if exc.stderr else ""
@@ -301,8 +300,8 @@ class _ReportPlugin:
 
 
 def _record(nodeid: str, phases: dict[str, Any]) -> dict[str, Any]:
-    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
-    final = call if setup is None or (setup["status"] == "pass" and call) else setup
+    setup, call, teardown = phases["setup"], phases.get("call"), phases.get("teardown")
+    final: dict[str, Any] = call if call is not None and setup["status"] == "pass" else setup
     if teardown and teardown["status"] == "error" and final["status"] in ("pass", "xfail"):
         final = {**final, "status": "error", "message": teardown["message"]}
     record = {key: final[key] for key in ("id", "area", "level", "rules", "title", "status",

@@ -44,7 +44,7 @@ CODEX_VERSION = "0.144.6"
 
 
 def codex_schema_sql(db: str) -> str:
-    """DDL plus migration rows of `state_5` or `memories_1` exactly as Codex 0.144.6 creates them."""
+    """DDL and migration rows of `state_5` or `memories_1` as Codex 0.144.6 creates them."""
     return fixture(f"codex-{CODEX_VERSION}", f"{db}.sql").read_text(encoding="utf-8")
 
 

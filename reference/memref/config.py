@@ -123,7 +123,8 @@ def _provider(data: dict[str, Any], source: str) -> Provider | None:
         return None
     table = _table(data, "model_providers", source).get(name)
     if not isinstance(table, dict):
-        raise ConfigError(f"{source}: model_provider {name!r} has no [model_providers.{name}] table")
+        raise ConfigError(
+            f"{source}: model_provider {name!r} has no [model_providers.{name}] table")
     base_url = table.get("base_url")
     if not isinstance(base_url, str) or not base_url:
         raise ConfigError(f"{source}: model_providers.{name}.base_url must be a non-empty string")

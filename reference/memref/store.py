@@ -58,7 +58,10 @@ def open_state_db(home: Path) -> sqlite3.Connection | None:
 def open_memories_db(home: Path) -> sqlite3.Connection:
     """The memories DB, created with Codex's schema on first use."""
     path = home / MEMORIES_DB
-    con = connect(path)
+    try:
+        con = connect(path)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: {exc}") from exc
     try:
         ensure_schema(con, "memories_1", "stage1_outputs")
     except sqlite3.DatabaseError as exc:

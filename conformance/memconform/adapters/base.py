@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -153,8 +154,6 @@ class Adapter:
 
     def close(self) -> None:
         if self._handshake is not None and not self._broken and self.transport.alive():
-            try:
+            with contextlib.suppress(AdapterError, Unsupported, Rejected):
                 self._request("stop", {}, timeout_s=min(self.timeout_s, 10.0))
-            except (AdapterError, Unsupported, Rejected):
-                pass
         self.transport.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import queue
 import subprocess
@@ -57,8 +58,8 @@ class StdioTransport(Transport):
             self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
         except (OSError, ValueError) as exc:  # broken pipe, or stdin already closed
-            raise AdapterError("crash", f"{self.label}: stdin closed ({exc}); "
-                                        f"exit code {self.proc.poll()}", self.stderr_tail()) from exc
+            raise AdapterError("crash", f"{self.label}: stdin closed ({exc}); exit code "
+                                        f"{self.proc.poll()}", self.stderr_tail()) from exc
         try:
             reply = self._lines.get(timeout=timeout_s)
         except queue.Empty:
@@ -75,10 +76,8 @@ class StdioTransport(Transport):
     def close(self) -> None:
         if self.proc.poll() is None:
             if self.proc.stdin is not None:
-                try:
+                with contextlib.suppress(OSError):
                     self.proc.stdin.close()
-                except OSError:
-                    pass
             try:
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:

@@ -26,7 +26,7 @@ def _resolve(impl: Adapter, home: CodexHome, memories_toml: str, features: str =
     return result
 
 
-def _cases(group: str) -> Any:
+def _cases(group: str) -> pytest.MarkDecorator:
     return pytest.mark.parametrize("case", CASES[group], ids=[c["id"] for c in CASES[group]])
 
 

@@ -17,6 +17,13 @@ class Mutant:
     killers: tuple[str, ...]
 
 
+def patch(target: object, name: str, value: object) -> None:
+    """Replace `target.name`; a renamed target makes the mutant fail loudly, not vanish."""
+    if not hasattr(target, name):
+        raise AttributeError(f"mutant target {target!r} has no attribute {name!r}")
+    setattr(target, name, value)
+
+
 def discover() -> list[tuple[str, Mutant]]:
     found = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):

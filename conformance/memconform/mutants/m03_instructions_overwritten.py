@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from memconform.mutants import Mutant
+from memconform.mutants import Mutant, patch
 from memref import extensions, startup
 from memref.adapter import ReferenceAdapter
 
@@ -17,5 +17,5 @@ def _seed(root: Path) -> bool:
 
 
 def factory() -> ReferenceAdapter:
-    startup.seed_ad_hoc_instructions = _seed
+    patch(startup, "seed_ad_hoc_instructions", _seed)
     return ReferenceAdapter()

@@ -1,6 +1,6 @@
 """The byte-rule token estimate rounds down instead of up."""
 
-from memconform.mutants import Mutant
+from memconform.mutants import Mutant, patch
 from memref import tokens
 from memref.adapter import ReferenceAdapter
 
@@ -13,5 +13,5 @@ def _floor(text: str) -> int:
 
 
 def factory() -> ReferenceAdapter:
-    tokens.approx_token_count = _floor
+    patch(tokens, "approx_token_count", _floor)
     return ReferenceAdapter()

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from memconform.mutants import Mutant
+from memconform.mutants import Mutant, patch
 from memref import config
 from memref.adapter import ReferenceAdapter
 
@@ -18,5 +18,5 @@ def _parse(data: dict[str, Any], source: str = "config.toml") -> config.CodexCon
 
 
 def factory() -> ReferenceAdapter:
-    config.parse_config = _parse
+    patch(config, "parse_config", _parse)
     return ReferenceAdapter()

@@ -1,8 +1,10 @@
 """The pipeline tables are created inside state_5.sqlite instead of their own file."""
 
+import sqlite3
 from pathlib import Path
 
-from memconform.mutants import Mutant
+from memconform.mutants import Mutant, patch
+from memconform.resources import codex_schema_statements
 from memref import store
 from memref.adapter import ReferenceAdapter
 
@@ -10,9 +12,9 @@ MUTANT = Mutant("m08-memories-in-state-db", __doc__ or "", ("store.separate-file
 _original = store.open_memories_db
 
 
-def _open(home: Path) -> store.sqlite3.Connection:
+def _open(home: Path) -> sqlite3.Connection:
     con = store.connect(home / store.STATE_DB)
-    for statement in store.codex_schema_statements("memories_1"):
+    for statement in codex_schema_statements("memories_1"):
         if "_sqlx_migrations" not in statement:
             con.execute(statement.replace("CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ")
                         .replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS "))
@@ -21,5 +23,5 @@ def _open(home: Path) -> store.sqlite3.Connection:
 
 
 def factory() -> ReferenceAdapter:
-    store.open_memories_db = _open
+    patch(store, "open_memories_db", _open)
     return ReferenceAdapter()

@@ -1,0 +1,43 @@
+"""`memconform selftest` kills every mutant, and its judges catch survivors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_cli
+from memconform.mutants import Mutant, discover
+from memconform.selftest import Outcome, judge_broken, judge_mutant
+
+
+def rec(check_id: str, status: str) -> dict[str, str]:
+    return {"id": check_id, "status": status}
+
+
+def test_selftest_kills_every_mutant(tmp_path: Path) -> None:
+    result = run_cli("selftest", "--report-dir", str(tmp_path / "s"), cwd=tmp_path,
+                     timeout=600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "all killed" in result.stdout
+    assert len(discover()) >= 5
+
+
+def test_judge_flags_survivors_and_silent_killers() -> None:
+    mutant = Mutant("m", "d", ("a.check", "b.check"))
+    survived = Outcome("m", 0, [rec("a.check[x]", "pass"), rec("b.check", "pass")])
+    assert "survived: no check failed" in judge_mutant(mutant, survived)
+    partly = Outcome("m", 1, [rec("a.check[x]", "fail"), rec("b.check", "pass")])
+    assert judge_mutant(mutant, partly) == ["declared killer b.check did not fail"]
+    unknown = Outcome("m", 1, [rec("a.check", "fail")])
+    assert judge_mutant(mutant, unknown) == ["declared killer b.check matches no check"]
+    erred = Outcome("m", 3, [rec("a.check", "fail"), rec("b.check", "fail"),
+                             rec("c", "error")])
+    assert judge_mutant(mutant, erred) == ["checks errored: ['c']"]
+    assert judge_mutant(mutant, Outcome("m", 1, [rec("a.check", "fail"),
+                                                 rec("b.check[1]", "fail")])) == []
+
+
+def test_judge_broken_wants_errors_and_exit_3() -> None:
+    assert judge_broken(Outcome("b", 3, [rec("x", "error")])) == []
+    assert judge_broken(Outcome("b", 3, [rec("x", "pass")])) == ["non-error statuses: ['x=pass']"]
+    assert judge_broken(Outcome("b", 1, [rec("x", "error")])) == ["exit code 1, expected 3"]
+    assert judge_broken(Outcome("b", 3, [])) == ["no check records"]
