@@ -19,6 +19,7 @@ from syrupy.assertion import SnapshotAssertion
 from memconform import mockmodel as mm
 from memconform.home import HOUR_MS, CodexHome, create_db
 from memconform.resources import codex_schema_statements
+from memconform.snapshots import Masker, tree
 
 NOW_MS = 1_780_315_200_000
 CODEX_BIN_ENV = "MEMCONFORM_CODEX_BIN"
@@ -144,3 +145,18 @@ def test_real_codex_extracts_a_thread_the_builder_wrote(codex_bin: Path, codex_d
     finally:
         server.clear()
         server.stop()
+
+
+def test_built_home_tree(home: CodexHome, snapshot: SnapshotAssertion) -> None:
+    home.write_config(memories={"min_rollout_idle_hours": 1})
+    first = home.add_thread(updated_ago_ms=3 * HOUR_MS)
+    home.add_thread(updated_ago_ms=5 * HOUR_MS, user_text=f"see thread {first.id}")
+    assert tree(home.path) == snapshot
+
+
+def test_masker_keeps_equal_ids_equal() -> None:
+    masker = Masker()
+    one, two = str(uuid.uuid4()), str(uuid.uuid4())
+    text = f"{one} {two} {one.upper()} at 2026-06-01T12:00:00.000Z or 1780315200123"
+    assert masker.text(text) == "<uuid-1> <uuid-2> <uuid-1> at <time> or <time>"
+    assert Masker({"/a/b": "<b>", "/a": "<a>"}).text("/a/b/c /a/x") == "<b>/c <a>/x"

@@ -75,3 +75,25 @@ def test_concurrent_first_opens_create_the_schema_once(tmp_path: Path) -> None:
     assert con.execute("SELECT count(*) FROM _sqlx_migrations").fetchone() == (1,)
     assert con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'jobs'").fetchone() \
         == (1,)
+
+
+def test_memref_startup_cli(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from memref.cli import main
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[features]\nmemories = true\n")
+    runner = CliRunner()
+    skipped = runner.invoke(main, ["startup", "--home", str(home)])
+    assert skipped.exit_code == 0 and "skipped: no_state_db" in skipped.output
+    store.connect(home / store.STATE_DB).execute("CREATE TABLE threads (id TEXT)")
+    ran = runner.invoke(main, ["startup", "--home", str(home), "--now-ms", "1780315200000"])
+    assert ran.exit_code == 0 and "startup ran" in ran.output
+    assert (home / "memories" / "extensions" / "ad_hoc" / "instructions.md").is_file()
+    (home / "config.toml").write_text("[memories]\nmax_unused_days = 'x'\n")
+    bad = runner.invoke(main, ["startup", "--home", str(home)])
+    assert bad.exit_code == 1 and "memories.max_unused_days" in bad.output
+    missing = runner.invoke(main, ["startup", "--home", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "no such directory" in missing.output
