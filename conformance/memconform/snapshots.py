@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 TIMES = (
     re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?"),
     re.compile(r"\b1[6-9]\d{8}(?:\d{3})?\b"),  # Unix seconds or milliseconds, 2020s-2030s
