@@ -26,6 +26,12 @@ def _resolve(impl: Adapter, home: CodexHome, memories_toml: str, features: str =
     return result
 
 
+def _assert_pins(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
+    """The keys a case pins have exactly the case's values."""
+    memories = _resolve(impl, home, case["toml"])["memories"]
+    assert {k: memories[k] for k in case["memories"]} == case["memories"]
+
+
 def _cases(group: str) -> pytest.MarkDecorator:
     return pytest.mark.parametrize("case", CASES[group], ids=[c["id"] for c in CASES[group]])
 
@@ -40,24 +46,21 @@ def test_defaults(impl: Adapter, home: CodexHome) -> None:
        rules="CFG-02", level="SHOULD", area="config", needs=NEEDS)
 @_cases("clamps")
 def test_clamp(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
-    memories = _resolve(impl, home, case["toml"])["memories"]
-    assert {k: memories[k] for k in case["memories"]} == case["memories"]
+    _assert_pins(impl, home, case)
 
 
 @check("config.alias", title="the legacy alias sets disable_on_external_context",
        rules="CFG-03", level="SHOULD", area="config", needs=NEEDS)
 @_cases("aliases")
 def test_alias(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
-    memories = _resolve(impl, home, case["toml"])["memories"]
-    assert {k: memories[k] for k in case["memories"]} == case["memories"]
+    _assert_pins(impl, home, case)
 
 
 @check("config.ignored", title="unknown [memories] keys are ignored, known ones still apply",
        rules="CFG-03", level="SHOULD", area="config", needs=NEEDS)
 @_cases("ignored")
 def test_ignored(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
-    memories = _resolve(impl, home, case["toml"])["memories"]
-    assert {k: memories[k] for k in case["memories"]} == case["memories"]
+    _assert_pins(impl, home, case)
 
 
 @check("config.rejected", title="a value of the wrong type is refused with a message naming "
