@@ -176,11 +176,13 @@ def run_startup(impl: Adapter, clock: HarnessClock, pytestconfig: pytest.Config
     """Run one startup of the implementation on a home: `run_startup(home, ephemeral=True)`."""
 
     def run(target: CodexHome, *, source: str = "cli", ephemeral: bool = False,
-            subagent: bool = False, timeout_s: float = 60.0) -> dict[str, Any]:
+            subagent: bool = False, resume_thread_id: str | None = None,
+            timeout_s: float = 60.0) -> dict[str, Any]:
         result: dict[str, Any] = impl.call("startup", {
             "home": str(target.path), "now_ms": clock.request_now(),
             "seed": pytestconfig.getoption("--seed"),
-            "session": {"source": source, "ephemeral": ephemeral, "subagent": subagent},
+            "session": {"source": source, "ephemeral": ephemeral, "subagent": subagent,
+                        "resume_thread_id": resume_thread_id},
             "env": target.env, "timeout_s": timeout_s,
         }, timeout_s=timeout_s + 30)
         return result

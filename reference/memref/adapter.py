@@ -77,7 +77,8 @@ class ReferenceAdapter:
     def startup(self, args: dict[str, Any]) -> dict[str, Any]:
         rt = self._runtime(args)
         spec = args["session"]
-        session = Session(thread_id=rt.uuid7(), source=spec["source"],
+        session = Session(thread_id=spec.get("resume_thread_id") or rt.uuid7(),
+                          env=dict(args["env"]), source=spec["source"],
                           ephemeral=spec["ephemeral"], subagent=spec["subagent"])
         run_startup(Path(args["home"]), session, rt)
         return {"session_thread_id": session.thread_id}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -32,7 +33,7 @@ def startup(home: Path, now_ms: int | None, seed: int, ephemeral: bool) -> None:
     if not home.is_dir():
         raise click.UsageError(f"--home {home}: no such directory")
     rt = Runtime(now_ms=int(time.time() * 1000) if now_ms is None else now_ms, seed=seed)
-    session = Session(thread_id=rt.uuid7(), ephemeral=ephemeral)
+    session = Session(thread_id=rt.uuid7(), env=dict(os.environ), ephemeral=ephemeral)
     try:
         result = run_startup(home, session, rt)
     except ConfigError as exc:

@@ -66,6 +66,7 @@ class MemoriesConfig:
 class CodexConfig:
     feature_memories: bool = False
     model: str | None = None
+    model_context_window: int | None = None
     provider: Provider | None = None
     memories: MemoriesConfig = field(default_factory=MemoriesConfig)
 
@@ -98,6 +99,7 @@ def parse_config(data: dict[str, Any], source: str = "config.toml") -> CodexConf
     return CodexConfig(
         feature_memories=feature,
         model=_opt_str(data, "model", source),
+        model_context_window=_opt_int(data, "model_context_window", source),
         provider=_provider(data, source),
         memories=_memories(_table(data, "memories", source), source),
     )
@@ -114,6 +116,13 @@ def _opt_str(data: dict[str, Any], key: str, source: str) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):
         raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
+    return value
+
+
+def _opt_int(data: dict[str, Any], key: str, source: str) -> int | None:
+    value = data.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
     return value
 
 

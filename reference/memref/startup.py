@@ -9,6 +9,8 @@ from pathlib import Path
 from memref import store
 from memref.config import CodexConfig, load_config
 from memref.extensions import seed_ad_hoc_instructions
+from memref.phase1 import Phase1Summary, run_phase1
+from memref.retention import prune_stage1_outputs
 from memref.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -20,6 +22,7 @@ class Session:
     """The session whose start triggers the pipeline."""
 
     thread_id: str
+    env: dict[str, str] = field(default_factory=dict)
     source: str = "cli"
     ephemeral: bool = False
     subagent: bool = False
@@ -30,6 +33,7 @@ class StartupResult:
     ran: bool
     skipped_reason: str | None = None
     steps: list[str] = field(default_factory=list)
+    phase1: Phase1Summary | None = None
 
 
 def memory_root(home: Path) -> Path:
@@ -61,6 +65,13 @@ def run_startup(home: Path, session: Session, rt: Runtime) -> StartupResult:
     result.steps.append("root")
     if seed_ad_hoc_instructions(root):
         result.steps.append("seed_extensions")
-    store.open_memories_db(home).close()
-    result.steps.append("memories_db")
+    memories = store.open_memories_db(home)
+    try:
+        pruned = prune_stage1_outputs(memories, max_unused_days=config.memories.max_unused_days,
+                                      now=rt.now)
+    finally:
+        memories.close()
+    result.steps.append(f"pruned:{pruned}")
+    result.phase1 = run_phase1(home, config, session.thread_id, rt, session.env)
+    result.steps.append("phase1")
     return result

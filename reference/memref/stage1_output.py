@@ -1,0 +1,63 @@
+"""The strict `StageOneOutput` the extraction model must return (P1-OUT-01..P1-OUT-03)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from memref.redact import redact
+
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "rollout_summary": {"type": "string"},
+        "rollout_slug": {"type": ["string", "null"]},
+        "raw_memory": {"type": "string"},
+    },
+    "required": ["rollout_summary", "rollout_slug", "raw_memory"],
+    "additionalProperties": False,
+}
+FIELDS = ("raw_memory", "rollout_summary", "rollout_slug")
+
+
+class OutputError(ValueError):
+    """The model's answer is not a valid StageOneOutput; the text becomes `last_error`."""
+
+
+@dataclass(frozen=True)
+class StageOneOutput:
+    raw_memory: str
+    rollout_summary: str
+    rollout_slug: str | None
+
+    @property
+    def is_empty(self) -> bool:
+        """Exactly empty memory or summary means "forget this thread" (P1-EMPTY-01)."""
+        return self.raw_memory == "" or self.rollout_summary == ""
+
+    def redacted(self) -> StageOneOutput:
+        return StageOneOutput(redact(self.raw_memory), redact(self.rollout_summary),
+                              None if self.rollout_slug is None else redact(self.rollout_slug))
+
+
+def parse(text: str) -> StageOneOutput:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise OutputError(f"model output is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise OutputError(f"model output must be a JSON object, got {type(value).__name__}")
+    unknown = sorted(set(value) - set(FIELDS))
+    if unknown:
+        raise OutputError(f"unknown field `{unknown[0]}`, expected one of "
+                          + ", ".join(f"`{f}`" for f in FIELDS))
+    for key in ("raw_memory", "rollout_summary"):
+        if key not in value:
+            raise OutputError(f"missing field `{key}`")
+        if not isinstance(value[key], str):
+            raise OutputError(f"field `{key}` must be a string")
+    slug = value.get("rollout_slug")
+    if slug is not None and not isinstance(slug, str):
+        raise OutputError("field `rollout_slug` must be a string or null")
+    return StageOneOutput(value["raw_memory"], value["rollout_summary"], slug)

@@ -1,0 +1,34 @@
+"""Head-and-tail truncation by Codex's token estimate (TRUNC-01..TRUNC-05)."""
+
+from __future__ import annotations
+
+from memref.tokens import BYTES_PER_TOKEN, approx_token_count
+
+
+def marker(tokens: int) -> str:
+    return f"\u2026{tokens} tokens truncated\u2026"
+
+
+def truncate_middle(text: str, max_tokens: int) -> str:
+    """Keep the first and last halves of a `4 * max_tokens` byte budget, whole characters only,
+    with `…N tokens truncated…` between them (N from total bytes minus budget)."""
+    data = text.encode("utf-8")
+    if not data:
+        return ""
+    if max_tokens <= 0:
+        return marker(approx_token_count(text))
+    budget = max_tokens * BYTES_PER_TOKEN
+    if len(data) <= budget:
+        return text
+    removed = -(-(len(data) - budget) // BYTES_PER_TOKEN)
+    left, right = budget // 2, budget - budget // 2
+    head, tail, offset = [], [], 0
+    tail_start = len(data) - right
+    for char in text:
+        size = len(char.encode("utf-8"))
+        if offset + size <= left:
+            head.append(char)
+        elif offset >= tail_start:
+            tail.append(char)
+        offset += size
+    return "".join(head) + marker(removed) + "".join(tail)
