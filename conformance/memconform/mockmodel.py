@@ -7,6 +7,7 @@ matching rule of the current script, and recorded with its headers and body.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import threading
@@ -48,12 +49,13 @@ class Reply:
     failure: str | None = None
     delay_s: float = 0.0
     gate: Gate | None = None
+    cut: bool = False
 
     def after(self, delay_s: float) -> Reply:
-        return Reply(self.items, self.http_status, self.http_body, self.failure, delay_s, self.gate)
+        return dataclasses.replace(self, delay_s=delay_s)
 
     def held(self, gate: Gate) -> Reply:
-        return Reply(self.items, self.http_status, self.http_body, self.failure, self.delay_s, gate)
+        return dataclasses.replace(self, gate=gate)
 
 
 def _message_item(text: str) -> dict[str, Any]:
@@ -87,6 +89,11 @@ def items(*parts: Reply | dict[str, Any]) -> Reply:
     for part in parts:
         out.extend(part.items if isinstance(part, Reply) else (part,))
     return Reply(items=tuple(out))
+
+
+def cut_stream(reply: Reply) -> Reply:
+    """`reply`'s items, then the stream ends without `response.completed`."""
+    return dataclasses.replace(reply, cut=True)
 
 
 def http_error(status: int, body: str = "mock error") -> Reply:
@@ -225,6 +232,8 @@ class MockModel:
                 done.setdefault("status", "completed")
             out.append(_sse({"type": "response.output_item.done", "output_index": index,
                              "item": done}))
+        if reply.cut:
+            return "".join(out)
         if reply.failure is not None:
             out.append(_sse({"type": "response.failed", "response": {
                 "id": rid, "error": {"code": "server_error", "message": reply.failure}}}))

@@ -15,6 +15,7 @@ AREAS = {
     "startup": "Startup guards, memory root and extension seeding",
     "store": "On-disk SQLite schema of the memories store",
     "tokens": "Token counting rules",
+    "phase1": "Phase 1: candidates, stage-1 jobs, input, output, redaction, retention, races",
 }
 MARKER = "memcheck"
 F = TypeVar("F", bound=Callable[..., Any])

@@ -33,8 +33,9 @@ class StageOneOutput:
 
     @property
     def is_empty(self) -> bool:
-        """Exactly empty memory or summary means "forget this thread" (P1-EMPTY-01)."""
-        return self.raw_memory == "" or self.rollout_summary == ""
+        """An empty memory or summary means "forget this thread" (P1-EMPTY-01); so does a
+        whitespace-only one (P1-EMPTY-02), which Codex 0.144.6 would store."""
+        return not self.raw_memory.strip() or not self.rollout_summary.strip()
 
     def redacted(self) -> StageOneOutput:
         return StageOneOutput(redact(self.raw_memory), redact(self.rollout_summary),

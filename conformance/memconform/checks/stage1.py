@@ -1,0 +1,67 @@
+"""Helpers shared by the Phase-1 checks (not collected: no `test_` prefix)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memconform.clock import HarnessClock
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel, Recorded
+
+VALID_OUTPUT = {"raw_memory": "- The user's favourite colour is teal.",
+                "rollout_summary": "# Colour preference\nThe user shared a preference.",
+                "rollout_slug": "favourite_colour"}
+MINUTE_MS = 60_000
+WALL_TOLERANCE_S = 300
+
+
+def configure(home: CodexHome, memories: dict[str, Any] | None = None,
+              top: dict[str, Any] | None = None) -> None:
+    """Phase-1 friendly config: idle threshold 1 h unless a case sets (or unsets) it."""
+    merged: dict[str, Any] = {"min_rollout_idle_hours": 1, **(memories or {})}
+    home.write_config(memories={k: v for k, v in merged.items() if v is not None}, top=top)
+
+
+def requests_for(model: MockModel, thread_id: str) -> list[Recorded]:
+    return [r for r in model.of_kind("stage1") if thread_id in r.text]
+
+
+def job(home: CodexHome, thread_id: str) -> dict[str, Any] | None:
+    rows = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = 'memory_stage1' AND "
+                      "job_key = ?", (thread_id,))
+    return rows[0] if rows else None
+
+
+def global_job(home: CodexHome) -> dict[str, Any] | None:
+    rows = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = "
+                      "'memory_consolidate_global' AND job_key = 'global'")
+    return rows[0] if rows else None
+
+
+def output(home: CodexHome, thread_id: str) -> dict[str, Any] | None:
+    rows = home.query(home.memories_db, "SELECT * FROM stage1_outputs WHERE thread_id = ?",
+                      (thread_id,))
+    return rows[0] if rows else None
+
+
+def assert_now(value: int | None, clock: HarnessClock, what: str) -> None:
+    """`value` is "now" in Unix seconds: exactly with an injected clock, roughly otherwise."""
+    assert value is not None, f"{what} is NULL"
+    if clock.injected:
+        assert value == clock.now, f"{what} = {value}, expected now = {clock.now}"
+    else:
+        assert abs(value - time.time()) < WALL_TOLERANCE_S, f"{what} = {value} is not now"
+
+
+def user_text(request: Recorded) -> str:
+    """The text of the single user message of a stage-1 request."""
+    body = request.body
+    assert isinstance(body, dict), "request body is not JSON"
+    messages = body.get("input")
+    assert isinstance(messages, list) and len(messages) == 1, "expected exactly one input item"
+    message = messages[0]
+    assert message.get("role") == "user", f"input role is {message.get('role')!r}"
+    parts = [p for p in message.get("content") or [] if p.get("type") == "input_text"]
+    assert len(parts) == 1, "expected one input_text part"
+    return str(parts[0]["text"])

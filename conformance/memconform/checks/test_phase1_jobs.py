@@ -1,0 +1,174 @@
+"""P1-JOB / P1-OUT / P1-EMPTY: what one extraction writes, for every kind of model answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memconform.checks.stage1 import (VALID_OUTPUT, assert_now, configure, global_job, job,
+                                      output, requests_for)
+from memconform.clock import HarnessClock
+from memconform.home import CodexHome, Thread
+from memconform.mockmodel import (MockModel, Reply, cut_stream, failed, http_error, json_output,
+                                  message)
+from memconform.plugin import StartupRunner
+from memconform.registry import check
+from memconform.resources import fixture_json
+
+OUTPUTS = fixture_json("phase1", "outputs.json")
+RETRY_DELAY_S = 3600
+STAGE1 = "memory_stage1"
+
+
+def _ids(group: str) -> pytest.MarkDecorator:
+    return pytest.mark.parametrize("case", OUTPUTS[group], ids=[c["id"] for c in OUTPUTS[group]])
+
+
+def extract_once(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                 reply: Reply) -> Thread:
+    configure(home)
+    thread = home.add_thread()
+    model.on("stage1", reply)
+    run_startup(home)
+    assert len(requests_for(model, thread.id)) == 1, "the thread was not extracted once"
+    return thread
+
+
+def assert_failed_once(home: CodexHome, thread: Thread, clock: HarnessClock) -> None:
+    row = job(home, thread.id)
+    assert row is not None, "no job row"
+    assert row["status"] == "error"
+    assert row["retry_remaining"] == 2
+    assert row["lease_until"] is None
+    assert row["last_error"], "last_error is empty"
+    assert_now(row["finished_at"], clock, "finished_at")
+    assert row["retry_at"] == row["finished_at"] + RETRY_DELAY_S
+    assert row["last_success_watermark"] is None
+    assert output(home, thread.id) is None, "a stage1_outputs row was written"
+
+
+@check("p1.job.success", title="a successful extraction leaves the job done with its "
+       "watermark", rules=("P1-JOB-01", "P1-JOB-03"), level="MUST", area="phase1")
+def test_success_job_row(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                         clock: HarnessClock) -> None:
+    thread = extract_once(home, model, run_startup, json_output(VALID_OUTPUT))
+    row = job(home, thread.id)
+    assert row is not None
+    watermark = thread.updated_at_ms // 1000
+    assert row["status"] == "done"
+    assert row["retry_remaining"] == 3
+    assert row["input_watermark"] == watermark
+    assert row["last_success_watermark"] == watermark
+    assert row["last_error"] is None and row["lease_until"] is None and row["retry_at"] is None
+    assert row["ownership_token"] and row["worker_id"]
+    assert row["worker_id"] != thread.id, "the worker is the running session, not the source"
+    assert_now(row["started_at"], clock, "started_at")
+    assert_now(row["finished_at"], clock, "finished_at")
+
+
+@check("p1.out.row", title="a valid answer is stored with Codex's exact column values",
+       rules="P1-OUT-02", level="MUST", area="phase1")
+def test_output_row(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                    clock: HarnessClock) -> None:
+    thread = extract_once(home, model, run_startup, json_output(VALID_OUTPUT))
+    row = output(home, thread.id)
+    assert row is not None, "no stage1_outputs row"
+    assert row["source_updated_at"] == thread.updated_at_ms // 1000
+    assert row["raw_memory"] == VALID_OUTPUT["raw_memory"]
+    assert row["rollout_summary"] == VALID_OUTPUT["rollout_summary"]
+    assert row["rollout_slug"] == VALID_OUTPUT["rollout_slug"]
+    assert_now(row["generated_at"], clock, "generated_at")
+    assert row["usage_count"] is None and row["last_usage"] is None
+    assert row["selected_for_phase2"] == 0
+    assert row["selected_for_phase2_source_updated_at"] is None
+
+
+@check("p1.out.enqueues-phase2", title="a stored output enqueues the global consolidation job",
+       rules="P1-JOB-04", level="MUST", area="phase1")
+def test_success_enqueues(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    thread = extract_once(home, model, run_startup, json_output(VALID_OUTPUT))
+    row = global_job(home)
+    assert row is not None, "no memory_consolidate_global row"
+    assert row["input_watermark"] is not None
+    assert row["input_watermark"] >= thread.updated_at_ms // 1000
+
+
+@check("p1.out.slug", title="rollout_slug may be omitted or null and is stored as returned",
+       rules="P1-OUT-02", level="MUST", area="phase1")
+@_ids("slugs")
+def test_slug(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+              case: dict[str, Any]) -> None:
+    thread = extract_once(home, model, run_startup, json_output(case["answer"]))
+    row = output(home, thread.id)
+    assert row is not None, "no stage1_outputs row"
+    assert row["rollout_slug"] == case["stored"]
+
+
+@check("p1.out.invalid", title="an answer that is not a strict StageOneOutput fails the job "
+       "and stores nothing", rules=("P1-OUT-01", "P1-JOB-05"), level="MUST", area="phase1")
+@_ids("invalid")
+def test_invalid_output(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                        clock: HarnessClock, case: dict[str, Any]) -> None:
+    thread = extract_once(home, model, run_startup, message(case["text"]))
+    assert_failed_once(home, thread, clock)
+
+
+FAULTS = {
+    "http-500": http_error(500, "temporary failure"),
+    "http-429": http_error(429, "slow down"),
+    "http-400": http_error(400, "bad request"),
+    "response-failed": failed("the model broke"),
+    "cut-after-item": cut_stream(json_output(VALID_OUTPUT)),
+    "cut-before-item": cut_stream(Reply()),
+}
+
+
+@check("p1.model.fault", title="a failed model call fails the job with retry bookkeeping and "
+       "never a partial row", rules="P1-JOB-05", level="MUST", area="phase1")
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_model_fault(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                     clock: HarnessClock, fault: str) -> None:
+    thread = extract_once(home, model, run_startup, FAULTS[fault])
+    assert_failed_once(home, thread, clock)
+
+
+@check("p1.empty.forget", title="an exactly empty memory or summary deletes the stored row",
+       rules=("P1-EMPTY-01", "P1-JOB-04"), level="MUST", area="phase1")
+@_ids("forget")
+def test_forget(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                case: dict[str, Any]) -> None:
+    configure(home)
+    thread = home.add_thread()
+    watermark = thread.updated_at_ms // 1000
+    home.add_stage1_output(thread.id, raw_memory="old memory", rollout_summary="old summary",
+                           source_updated_at=watermark - 3600)
+    model.on("stage1", json_output(case["answer"]))
+    run_startup(home)
+    assert len(requests_for(model, thread.id)) == 1
+    assert output(home, thread.id) is None, "the old row was not deleted"
+    row = job(home, thread.id)
+    assert row is not None and row["status"] == "done" and row["last_error"] is None
+    assert row["last_success_watermark"] == watermark
+    phase2 = global_job(home)
+    assert phase2 is not None and phase2["input_watermark"] >= watermark, \
+        "forgetting did not advance the consolidation job"
+
+
+@check("p1.empty.blank", title="a whitespace-only memory or summary is forgotten like an "
+       "empty one", rules="P1-EMPTY-02", level="SHOULD", area="phase1")
+@_ids("blank")
+def test_blank(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+               case: dict[str, Any]) -> None:
+    thread = extract_once(home, model, run_startup, json_output(case["answer"]))
+    assert output(home, thread.id) is None, "a blank answer was stored"
+    row = job(home, thread.id)
+    assert row is not None and row["status"] == "done"
+
+
+@check("p1.empty.not-re-extracted", title="after forgetting, the thread is not extracted "
+       "again until it changes", rules="P1-EMPTY-01", level="MUST", area="phase1")
+def test_forget_sticks(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    thread = extract_once(home, model, run_startup, json_output(OUTPUTS["forget"][2]["answer"]))
+    run_startup(home)
+    assert len(requests_for(model, thread.id)) == 1, "a forgotten thread was extracted again"

@@ -1,0 +1,55 @@
+"""P1-CAND: which threads a startup extracts, end to end (fixtures/phase1/selection.json)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memconform.checks.stage1 import MINUTE_MS, VALID_OUTPUT, configure, job, requests_for
+from memconform.home import CodexHome, Thread
+from memconform.mockmodel import MockModel, json_output
+from memconform.plugin import StartupRunner
+from memconform.registry import check
+from memconform.resources import fixture_json
+
+CASES = fixture_json("phase1", "selection.json")["cases"]
+THREAD_KEYS = ("source", "archived", "preview", "memory_mode", "history_mode")
+
+
+def seed(home: CodexHome, spec: dict[str, Any]) -> Thread:
+    thread = home.add_thread(updated_ago_ms=spec.get("age_min", 120) * MINUTE_MS,
+                             user_text=f"Thread {spec['label']}: remember the teal colour.",
+                             **{k: spec[k] for k in THREAD_KEYS if k in spec})
+    seconds = thread.updated_at_ms // 1000
+    if "extracted_at" in spec:
+        home.add_stage1_output(thread.id, raw_memory="old", rollout_summary="old",
+                               source_updated_at=seconds + spec["extracted_at"]["offset_s"])
+    if "success_watermark" in spec:
+        mark = seconds + spec["success_watermark"]["offset_s"]
+        home.add_job("memory_stage1", thread.id, status="done", worker_id="w",
+                     ownership_token="t", input_watermark=mark, last_success_watermark=mark)
+    return thread
+
+
+@check("p1.cand.select", title="a startup extracts exactly the eligible, stale threads, "
+       "newest first, up to the per-startup limit", rules=("P1-CAND-01", "P1-CAND-02",
+                                                           "P1-CAND-03", "P1-CAND-04"),
+       level="MUST", area="phase1")
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_select(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                case: dict[str, Any]) -> None:
+    configure(home, case.get("config"))
+    threads = {spec["label"]: seed(home, spec) for spec in case["threads"]}
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    extracted = [label for label, t in threads.items() if requests_for(model, t.id)]
+    assert sorted(extracted) == sorted(case["extracted"]), "wrong set of threads extracted"
+    for label in case["extracted"]:
+        assert len(requests_for(model, threads[label].id)) == 1, f"{label} extracted twice"
+        claimed = job(home, threads[label].id)
+        assert claimed is not None and claimed["status"] == "done", f"{label}: job not done"
+    for spec in case["threads"]:
+        if spec["label"] not in case["extracted"] and "success_watermark" not in spec:
+            assert job(home, threads[spec["label"]].id) is None, \
+                f"{spec['label']}: a job row was written for a thread that was not claimed"
