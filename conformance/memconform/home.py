@@ -133,7 +133,8 @@ class CodexHome:
                    memory_mode: str = "enabled", history_mode: str = "legacy",
                    git_branch: str | None = None, lines: list[dict[str, Any]] | None = None,
                    user_text: str = "Remember that my favourite colour is teal.",
-                   assistant_text: str = "Noted: your favourite colour is teal.") -> Thread:
+                   assistant_text: str = "Noted: your favourite colour is teal.",
+                   meta_extra: dict[str, Any] | None = None) -> Thread:
         """Write a rollout file and its `threads` row; the thread was last updated
         `updated_ago_ms` before now and created one minute earlier."""
         updated_ms = self.now_ms - updated_ago_ms
@@ -145,7 +146,9 @@ class CodexHome:
         rollout = self.path / "sessions" / day[0] / day[1] / day[2] / \
             rollout_file_name(tid, created_ms)
         rollout.parent.mkdir(parents=True, exist_ok=True)
-        entries = stamp([session_meta(tid, created_ms, cwd, source), *body], created_ms)
+        meta = session_meta(tid, created_ms, cwd, source)
+        meta["payload"].update(meta_extra or {})
+        entries = stamp([meta, *body], created_ms)
         rollout.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
         os.utime(rollout, (updated_ms / 1000, updated_ms / 1000))
         row = {

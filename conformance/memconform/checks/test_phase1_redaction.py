@@ -1,0 +1,151 @@
+"""RED: secrets are redacted before the request is sent and in every stored field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memconform.checks.stage1 import configure, output, requests_for
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel, json_output
+from memconform.plugin import StartupRunner
+from memconform.registry import check
+from memconform.resources import fixture_json
+
+CASES = fixture_json("phase1", "redaction.json")
+REDACTED = CASES["marker"]
+
+
+def _ids(group: str) -> pytest.MarkDecorator:
+    return pytest.mark.parametrize("case", CASES[group], ids=[c["id"] for c in CASES[group]])
+
+
+def pipeline_bytes(home: CodexHome) -> bytes:
+    """Everything the pipeline itself wrote: the memories DB (with WAL) and the memory root."""
+    paths = [p for p in home.path.glob("memories_1.sqlite*") if p.is_file()]
+    if home.memory_root.exists():
+        paths += [p for p in home.memory_root.rglob("*") if p.is_file()]
+    return b"".join(p.read_bytes() for p in sorted(paths))
+
+
+def run_with_secret(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                    text: str, answer: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """Plant `text` in the rollout, answer with `answer`; the request body and stored row."""
+    configure(home)
+    thread = home.add_thread(user_text=f"Remember this for later: {text}",
+                             assistant_text=f"I will keep {text} in mind.")
+    model.on("stage1", json_output(answer))
+    run_startup(home)
+    sent = requests_for(model, thread.id)
+    assert len(sent) == 1, "the thread was not extracted"
+    return sent[0].text, output(home, thread.id)
+
+
+def answer_with(text: str) -> dict[str, Any]:
+    return {"raw_memory": f"memory: {text}", "rollout_summary": f"summary: {text}",
+            "rollout_slug": f"slug {text}"}
+
+
+def assert_stored_without(row: dict[str, Any] | None, needle: str) -> None:
+    assert row is not None, "no stage1_outputs row"
+    for field in ("raw_memory", "rollout_summary", "rollout_slug"):
+        assert needle not in (row[field] or ""), f"{field} keeps the secret"
+        assert REDACTED in (row[field] or ""), f"{field} lacks {REDACTED}"
+
+
+@check("p1.red.request.codex", title="secret shapes Codex redacts never reach the extraction "
+       "request", rules="RED-01", level="MUST", area="phase1")
+@_ids("codex")
+def test_request_codex(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                       case: dict[str, Any]) -> None:
+    body, _ = run_with_secret(home, model, run_startup, case["text"], answer_with("none"))
+    assert case["needle"] not in body
+    assert REDACTED in body
+
+
+@check("p1.red.request.extended", title="secret shapes Codex misses never reach the "
+       "extraction request", rules="RED-02", level="SHOULD", area="phase1")
+@_ids("extended")
+def test_request_extended(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                          case: dict[str, Any]) -> None:
+    body, _ = run_with_secret(home, model, run_startup, case["text"], answer_with("none"))
+    assert case["needle"] not in body
+    assert REDACTED in body
+
+
+@check("p1.red.stored.codex", title="the model's memory, summary and slug are stored with "
+       "Codex-shape secrets replaced exactly", rules="RED-01", level="MUST", area="phase1")
+@_ids("codex")
+def test_stored_codex(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                      case: dict[str, Any]) -> None:
+    _, row = run_with_secret(home, model, run_startup, "nothing secret",
+                             answer_with(case["text"]))
+    assert row is not None, "no stage1_outputs row"
+    assert row["raw_memory"] == f"memory: {case['redacted']}"
+    assert row["rollout_summary"] == f"summary: {case['redacted']}"
+    assert row["rollout_slug"] == f"slug {case['redacted']}"
+
+
+@check("p1.red.stored.extended", title="the model's memory, summary and slug are stored "
+       "without secret shapes Codex misses", rules="RED-02", level="SHOULD", area="phase1")
+@_ids("extended")
+def test_stored_extended(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                         case: dict[str, Any]) -> None:
+    _, row = run_with_secret(home, model, run_startup, "nothing secret",
+                             answer_with(case["text"]))
+    assert_stored_without(row, case["needle"])
+
+
+@check("p1.red.leak-scan.codex", title="no Codex-shape secret survives in any byte the "
+       "pipeline writes", rules="RED-03", level="MUST", area="phase1")
+def test_leak_scan_codex(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    planted = " | ".join(c["text"] for c in CASES["codex"])
+    run_with_secret(home, model, run_startup, planted, answer_with(planted))
+    data = pipeline_bytes(home)
+    leaked = [c["id"] for c in CASES["codex"] if c["needle"].encode() in data]
+    assert leaked == [], f"secrets found on disk: {leaked}"
+
+
+@check("p1.red.leak-scan.extended", title="no secret shape Codex misses survives in any byte "
+       "the pipeline writes", rules="RED-03", level="SHOULD", area="phase1")
+def test_leak_scan_extended(home: CodexHome, model: MockModel,
+                            run_startup: StartupRunner) -> None:
+    planted = " | ".join(c["text"] for c in CASES["extended"])
+    run_with_secret(home, model, run_startup, planted, answer_with(planted))
+    data = pipeline_bytes(home)
+    leaked = [c["id"] for c in CASES["extended"] if c["needle"].encode() in data]
+    assert leaked == [], f"secrets found on disk: {leaked}"
+
+
+ALNUM = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+                min_size=24, max_size=40)
+GENERATED = st.one_of(
+    ALNUM.map(lambda s: (f"sk-{s}", s)),
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", min_size=16, max_size=16)
+    .map(lambda s: (f"AKIA{s}", s)),
+    st.tuples(st.sampled_from(["password", "token", "api_key", "secret", "API-KEY"]),
+              st.sampled_from(["=", ": ", " = "]), ALNUM)
+    .map(lambda t: (f"{t[0]}{t[1]}{t[2]}", t[2])),
+    ALNUM.map(lambda s: (f"Bearer {s}", s)),
+)
+
+
+@check("p1.red.generated", title="generated Codex-shape secrets are redacted in the request "
+       "and in storage", rules=("RED-01", "RED-03"), level="MUST", area="phase1")
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(secret=GENERATED)
+def test_generated(tmp_path_factory: pytest.TempPathFactory, home: CodexHome, model: MockModel,
+                   run_startup: StartupRunner, secret: tuple[str, str]) -> None:
+    planted, needle = secret
+    fresh = CodexHome(Path(tmp_path_factory.mktemp("gen")) / "home", now_ms=home.now_ms,
+                      model_base_url=home.model_base_url)
+    model.reset()
+    body, row = run_with_secret(fresh, model, run_startup, planted, answer_with(planted))
+    assert needle not in body, "secret sent to the model"
+    assert_stored_without(row, needle)
+    assert needle.encode() not in pipeline_bytes(fresh), "secret written to disk"
