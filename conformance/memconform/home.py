@@ -123,19 +123,32 @@ class CodexHome:
         the rollout files (which would reset their timestamps)."""
         if not self.state_db.exists():
             create_db(self.state_db, "state_5")
-            self._insert(self.state_db, "backfill_state", {
+            self._insert(self.state_db, "backfill_state", [{
                 "id": 1, "status": "complete", "last_watermark": None,
-                "last_success_at": self.now_ms // 1000, "updated_at": self.now_ms // 1000})
+                "last_success_at": self.now_ms // 1000, "updated_at": self.now_ms // 1000}])
         return self.state_db
 
-    def add_thread(self, *, updated_ago_ms: int = 2 * HOUR_MS, thread_id: str | None = None,
+    def add_thread(self, **spec: Any) -> Thread:
+        """Write one rollout file and its `threads` row (see `_build_thread` for the options)."""
+        row, thread = self._build_thread(**spec)
+        self._insert(self.ensure_state_db(), "threads", [row])
+        return thread
+
+    def add_threads(self, count: int, **spec: Any) -> list[Thread]:
+        """`count` threads with the same options, inserted in one transaction."""
+        built = [self._build_thread(**spec) for _ in range(count)]
+        self._insert(self.ensure_state_db(), "threads", [row for row, _ in built])
+        return [thread for _, thread in built]
+
+    def _build_thread(self, *, updated_ago_ms: int = 2 * HOUR_MS, thread_id: str | None = None,
                    source: str = "cli", archived: bool = False, preview: str | None = None,
                    memory_mode: str = "enabled", history_mode: str = "legacy",
                    git_branch: str | None = None, lines: list[dict[str, Any]] | None = None,
                    user_text: str = "Remember that my favourite colour is teal.",
                    assistant_text: str = "Noted: your favourite colour is teal.",
-                   meta_extra: dict[str, Any] | None = None) -> Thread:
-        """Write a rollout file and its `threads` row; the thread was last updated
+                   meta_extra: dict[str, Any] | None = None
+                      ) -> tuple[dict[str, Any], Thread]:
+        """A rollout file on disk and its `threads` row; the thread was last updated
         `updated_ago_ms` before now and created one minute earlier."""
         updated_ms = self.now_ms - updated_ago_ms
         created_ms = updated_ms - 60_000
@@ -164,8 +177,7 @@ class CodexHome:
             "recency_at": updated_ms // 1000, "recency_at_ms": updated_ms,
             "history_mode": history_mode,
         }
-        self._insert(self.ensure_state_db(), "threads", row)
-        return Thread(tid, rollout, updated_ms, cwd)
+        return row, Thread(tid, rollout, updated_ms, cwd)
 
     # -- memories_1.sqlite -------------------------------------------------------------------
 
@@ -174,12 +186,22 @@ class CodexHome:
             create_db(self.memories_db, "memories_1")
         return self.memories_db
 
-    def add_stage1_output(self, thread_id: str, *, raw_memory: str, rollout_summary: str,
-                          rollout_slug: str | None = None, source_updated_at: int,
-                          generated_at: int | None = None, usage_count: int | None = None,
-                          last_usage: int | None = None, selected_for_phase2: int = 0,
-                          selected_for_phase2_source_updated_at: int | None = None) -> None:
-        self._insert(self.ensure_memories_db(), "stage1_outputs", {
+    def add_stage1_output(self, thread_id: str, **columns: Any) -> None:
+        self.add_stage1_outputs([{"thread_id": thread_id, **columns}])
+
+    def add_stage1_outputs(self, rows: list[dict[str, Any]]) -> None:
+        """Insert rows in one transaction; each needs `thread_id`, `raw_memory`,
+        `rollout_summary` and `source_updated_at`."""
+        self._insert(self.ensure_memories_db(), "stage1_outputs",
+                     [self._output_row(**row) for row in rows])
+
+    def _output_row(self, thread_id: str, *, raw_memory: str, rollout_summary: str,
+                    rollout_slug: str | None = None, source_updated_at: int,
+                    generated_at: int | None = None, usage_count: int | None = None,
+                    last_usage: int | None = None, selected_for_phase2: int = 0,
+                    selected_for_phase2_source_updated_at: int | None = None
+                    ) -> dict[str, Any]:
+        return {
             "thread_id": thread_id, "source_updated_at": source_updated_at,
             "raw_memory": raw_memory, "rollout_summary": rollout_summary,
             "rollout_slug": rollout_slug,
@@ -187,13 +209,13 @@ class CodexHome:
             "usage_count": usage_count, "last_usage": last_usage,
             "selected_for_phase2": selected_for_phase2,
             "selected_for_phase2_source_updated_at": selected_for_phase2_source_updated_at,
-        })
+        }
 
     def add_job(self, kind: str, job_key: str, *, status: str, retry_remaining: int = 3,
                 **columns: Any) -> None:
-        self._insert(self.ensure_memories_db(), "jobs", {
+        self._insert(self.ensure_memories_db(), "jobs", [{
             "kind": kind, "job_key": job_key, "status": status,
-            "retry_remaining": retry_remaining, **columns})
+            "retry_remaining": retry_remaining, **columns}])
 
     # -- reading back ------------------------------------------------------------------------
 
@@ -218,11 +240,16 @@ class CodexHome:
         )
 
     @staticmethod
-    def _insert(db: Path, table: str, row: dict[str, Any]) -> None:
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        con = sqlite3.connect(db, timeout=30, isolation_level=None)
+    def _insert(db: Path, table: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows sharing one set of columns, in one transaction."""
+        if not rows:
+            return
+        columns = ", ".join(rows[0])
+        marks = ", ".join("?" for _ in rows[0])
+        con = sqlite3.connect(db, timeout=30)
         try:
-            con.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
+            with con:
+                con.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})",
+                                [tuple(r.values()) for r in rows])
         finally:
             con.close()

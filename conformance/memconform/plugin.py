@@ -170,24 +170,46 @@ def home(tmp_path: Path, clock: HarnessClock, model: MockModel,
     return built
 
 
+def startup_args(target: CodexHome, clock: HarnessClock, *, seed: int, source: str = "cli",
+                 ephemeral: bool = False, subagent: bool = False,
+                 resume_thread_id: str | None = None, timeout_s: float = 60.0
+                 ) -> dict[str, Any]:
+    """The `startup` request for one session on `target`."""
+    return {"home": str(target.path), "now_ms": clock.request_now(), "seed": seed,
+            "session": {"source": source, "ephemeral": ephemeral, "subagent": subagent,
+                        "resume_thread_id": resume_thread_id},
+            "env": target.env, "timeout_s": timeout_s}
+
+
 @pytest.fixture
 def run_startup(impl: Adapter, clock: HarnessClock, pytestconfig: pytest.Config
                 ) -> StartupRunner:
     """Run one startup of the implementation on a home: `run_startup(home, ephemeral=True)`."""
 
-    def run(target: CodexHome, *, source: str = "cli", ephemeral: bool = False,
-            subagent: bool = False, resume_thread_id: str | None = None,
-            timeout_s: float = 60.0) -> dict[str, Any]:
-        result: dict[str, Any] = impl.call("startup", {
-            "home": str(target.path), "now_ms": clock.request_now(),
-            "seed": pytestconfig.getoption("--seed"),
-            "session": {"source": source, "ephemeral": ephemeral, "subagent": subagent,
-                        "resume_thread_id": resume_thread_id},
-            "env": target.env, "timeout_s": timeout_s,
-        }, timeout_s=timeout_s + 30)
+    def run(target: CodexHome, **session: Any) -> dict[str, Any]:
+        args = startup_args(target, clock, seed=pytestconfig.getoption("--seed"), **session)
+        result: dict[str, Any] = impl.call("startup", args, timeout_s=args["timeout_s"] + 30)
         return result
 
     return run
+
+
+@pytest.fixture
+def impl_pool(pytestconfig: pytest.Config) -> Iterator[Callable[[int], list[Adapter]]]:
+    """Extra, independent connections to the implementation (separate processes for exec:),
+    for checks that race several sessions on one home."""
+    made: list[Adapter] = []
+
+    def make(count: int) -> list[Adapter]:
+        fresh = [resolve(pytestconfig.getoption("--impl"),
+                         timeout_s=pytestconfig.getoption("--adapter-timeout"))
+                 for _ in range(count)]
+        made.extend(fresh)
+        return fresh
+
+    yield make
+    for adapter in made:
+        adapter.close()
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ CODEX_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
      rf"\1\2\3{REDACTED}"),
 )
 
-_JSON_KEYS = r"[A-Za-z0-9_\-]*(?:api[_-]?key|token|secret|password|passwd|credential)[A-Za-z0-9_\-]*"
+_JSON_KEYS = (r"[A-Za-z0-9_\-]*(?:api[_-]?key|token|secret|password|passwd|credential)"
+              r"[A-Za-z0-9_\-]*")
 EXTENDED_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
                 re.S), REDACTED),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 from memconform.resources import codex_schema_statements
@@ -10,6 +11,8 @@ from memconform.resources import codex_schema_statements
 STATE_DB = "state_5.sqlite"
 MEMORIES_DB = "memories_1.sqlite"
 BUSY_TIMEOUT_S = 30.0
+WAL_ATTEMPTS = 200
+WAL_RETRY_S = 0.05
 
 
 class StoreError(RuntimeError):
@@ -20,9 +23,23 @@ def connect(path: Path) -> sqlite3.Connection:
     """Open in autocommit mode; callers use explicit `BEGIN IMMEDIATE` for writes that race."""
     con = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     con.row_factory = sqlite3.Row
-    con.execute("PRAGMA journal_mode=WAL")
+    _use_wal(con)
     con.execute("PRAGMA foreign_keys=ON")
     return con
+
+
+def _use_wal(con: sqlite3.Connection) -> None:
+    """Switch to WAL. The switch can report "locked" without waiting while another process
+    creates the same file, so it is retried, bounded in count and time."""
+    for attempt in range(WAL_ATTEMPTS):
+        try:
+            if con.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                con.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == WAL_ATTEMPTS - 1:
+                raise
+            time.sleep(WAL_RETRY_S)
 
 
 def _has_table(con: sqlite3.Connection, table: str) -> bool:

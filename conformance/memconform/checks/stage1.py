@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -24,7 +25,10 @@ def configure(home: CodexHome, memories: dict[str, Any] | None = None,
 
 
 def requests_for(model: MockModel, thread_id: str) -> list[Recorded]:
-    return [r for r in model.of_kind("stage1") if thread_id in r.text]
+    """Stage-1 requests whose input names the thread (its rollout path holds the id); headers
+    and cache keys name the running session instead, so they are not searched."""
+    return [r for r in model.of_kind("stage1")
+            if isinstance(r.body, dict) and thread_id in json.dumps(r.body.get("input"))]
 
 
 def job(home: CodexHome, thread_id: str) -> dict[str, Any] | None:

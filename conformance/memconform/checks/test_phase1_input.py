@@ -7,8 +7,14 @@ from typing import Any
 
 import pytest
 
-from memconform.checks.stage1 import (VALID_OUTPUT, assert_now, configure, job, requests_for,
-                                      user_text)
+from memconform.checks.stage1 import (
+    VALID_OUTPUT,
+    assert_now,
+    configure,
+    job,
+    requests_for,
+    user_text,
+)
 from memconform.clock import HarnessClock
 from memconform.home import CodexHome, Thread
 from memconform.mockmodel import MockModel, Recorded, json_output

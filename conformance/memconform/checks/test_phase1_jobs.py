@@ -6,12 +6,26 @@ from typing import Any
 
 import pytest
 
-from memconform.checks.stage1 import (VALID_OUTPUT, assert_now, configure, global_job, job,
-                                      output, requests_for)
+from memconform.checks.stage1 import (
+    VALID_OUTPUT,
+    assert_now,
+    configure,
+    global_job,
+    job,
+    output,
+    requests_for,
+)
 from memconform.clock import HarnessClock
 from memconform.home import CodexHome, Thread
-from memconform.mockmodel import (MockModel, Reply, cut_stream, failed, http_error, json_output,
-                                  message)
+from memconform.mockmodel import (
+    MockModel,
+    Reply,
+    cut_stream,
+    failed,
+    http_error,
+    json_output,
+    message,
+)
 from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json

@@ -53,3 +53,21 @@ def test_select(home: CodexHome, model: MockModel, run_startup: StartupRunner,
         if spec["label"] not in case["extracted"] and "success_watermark" not in spec:
             assert job(home, threads[spec["label"]].id) is None, \
                 f"{spec['label']}: a job row was written for a thread that was not claimed"
+
+
+@check("p1.cand.scan-limit", title="at most 5,000 candidates are scanned, and up-to-date "
+       "threads use scan slots", rules="P1-CAND-03", level="MUST", area="phase1")
+@pytest.mark.parametrize(("fresh", "extracted"), [(4999, True), (5000, False)],
+                         ids=["4999-up-to-date", "5000-up-to-date"])
+def test_scan_limit(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                    fresh: int, extracted: bool) -> None:
+    configure(home)
+    stale = home.add_thread(updated_ago_ms=300 * MINUTE_MS)
+    home.add_stage1_outputs([
+        {"thread_id": t.id, "raw_memory": "r", "rollout_summary": "s",
+         "source_updated_at": t.updated_at_ms // 1000}
+        for t in home.add_threads(fresh, updated_ago_ms=120 * MINUTE_MS)])
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    assert bool(requests_for(model, stale.id)) is extracted
+    assert len(model.of_kind("stage1")) == int(extracted), "an up-to-date thread was extracted"

@@ -1,0 +1,69 @@
+"""RET: stale, unselected stage-1 outputs are pruned at startup, in bounded batches."""
+
+from __future__ import annotations
+
+from memconform.checks.stage1 import configure, job
+from memconform.home import CodexHome
+from memconform.plugin import StartupRunner
+from memconform.registry import check
+
+DAY_S = 86_400
+
+
+def rows(home: CodexHome) -> set[str]:
+    return {r["thread_id"] for r in home.query(home.memories_db,
+                                               "SELECT thread_id FROM stage1_outputs")}
+
+
+@check("p1.ret.prune", title="unselected rows unused for max_unused_days are pruned; selected "
+       "and recently used rows stay", rules="RET-01", level="MUST", area="phase1")
+def test_prune(home: CodexHome, run_startup: StartupRunner) -> None:
+    configure(home)
+    home.ensure_state_db()
+    now = home.now_ms // 1000
+    seeds = {
+        "stale-unused": {"source_updated_at": now - 60 * DAY_S},
+        "stale-used-long-ago": {"source_updated_at": now - 60 * DAY_S,
+                                "last_usage": now - 40 * DAY_S, "usage_count": 4},
+        "stale-but-selected": {"source_updated_at": now - 45 * DAY_S, "selected_for_phase2": 1,
+                               "selected_for_phase2_source_updated_at": now - 45 * DAY_S},
+        "old-but-used-recently": {"source_updated_at": now - 60 * DAY_S,
+                                  "last_usage": now - DAY_S, "usage_count": 1},
+        "fresh": {"source_updated_at": now - DAY_S},
+    }
+    for name, columns in seeds.items():
+        home.add_stage1_output(name, raw_memory="r", rollout_summary="s", **columns)
+        home.add_job("memory_stage1", name, status="done",
+                     last_success_watermark=columns["source_updated_at"])
+    run_startup(home)
+    assert rows(home) == {"stale-but-selected", "old-but-used-recently", "fresh"}
+    assert all(job(home, name) is not None for name in seeds), "pruning touched job rows"
+
+
+@check("p1.ret.configured-days", title="max_unused_days sets the pruning cutoff",
+       rules=("RET-01", "CFG-01"), level="MUST", area="phase1")
+def test_configured_days(home: CodexHome, run_startup: StartupRunner) -> None:
+    configure(home, {"max_unused_days": 5})
+    home.ensure_state_db()
+    now = home.now_ms // 1000
+    home.add_stage1_output("six-days", raw_memory="r", rollout_summary="s",
+                           source_updated_at=now - 6 * DAY_S)
+    home.add_stage1_output("four-days", raw_memory="r", rollout_summary="s",
+                           source_updated_at=now - 4 * DAY_S)
+    run_startup(home)
+    assert rows(home) == {"four-days"}
+
+
+@check("p1.ret.batch", title="one startup prunes at most 200 rows, oldest first",
+       rules="RET-02", level="MUST", area="phase1")
+def test_batch(home: CodexHome, run_startup: StartupRunner) -> None:
+    configure(home)
+    home.ensure_state_db()
+    now = home.now_ms // 1000
+    for i in range(205):
+        home.add_stage1_output(f"t{i:03d}", raw_memory="r", rollout_summary="s",
+                               source_updated_at=now - 100 * DAY_S + i * 60)
+    run_startup(home)
+    assert rows(home) == {f"t{i:03d}" for i in range(200, 205)}
+    run_startup(home)
+    assert rows(home) == set()
