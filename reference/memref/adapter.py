@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memref import __version__, tokens
+from memref import __version__, jobs, store, tokens
 from memref.config import ConfigError, load_config
 from memref.runtime import Runtime
+from memref.stage1_output import StageOneOutput
 from memref.startup import Session, run_startup
 
 PROTOCOL_VERSION = 1
@@ -22,6 +23,7 @@ CAPABILITIES = (
     "tokens.approx",
     "session.subagent",
     "startup.without-state-db",
+    "jobs.stage1",
 )
 
 
@@ -42,6 +44,8 @@ class ReferenceAdapter:
             "startup": self.startup,
             "config.resolve": self.config_resolve,
             "tokens.approx": lambda args: {"tokens": tokens.approx_token_count(args["text"])},
+            "stage1.claim": self.stage1_claim,
+            "stage1.finish": self.stage1_finish,
         }
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +86,37 @@ class ReferenceAdapter:
                           ephemeral=spec["ephemeral"], subagent=spec["subagent"])
         run_startup(Path(args["home"]), session, rt)
         return {"session_thread_id": session.thread_id}
+
+    def stage1_claim(self, args: dict[str, Any]) -> dict[str, Any]:
+        rt = self._runtime(args)
+        con = store.open_memories_db(Path(args["home"]))
+        try:
+            claim = jobs.claim_stage1(con, args["thread_id"], args["watermark"],
+                                      worker=args["worker_id"], token=rt.uuid4(), now=rt.now,
+                                      max_running=args["max_running"])
+        finally:
+            con.close()
+        return {"outcome": claim.outcome.value, "token": claim.token}
+
+    def stage1_finish(self, args: dict[str, Any]) -> dict[str, Any]:
+        rt = self._runtime(args)
+        thread, token, result = args["thread_id"], args["token"], args["result"]
+        con = store.open_memories_db(Path(args["home"]))
+        try:
+            if result == "succeeded":
+                if "output" not in args or "watermark" not in args:
+                    raise OpError("rejected", "succeeded needs `output` and `watermark`")
+                out = args["output"]
+                applied = jobs.succeeded(con, thread, token, args["watermark"], StageOneOutput(
+                    out["raw_memory"], out["rollout_summary"], out["rollout_slug"]), now=rt.now)
+            elif result == "no_output":
+                applied = jobs.succeeded_no_output(con, thread, token, now=rt.now)
+            else:
+                applied = jobs.failed(con, thread, token, args.get("reason", "failed"),
+                                      now=rt.now)
+        finally:
+            con.close()
+        return {"applied": applied}
 
     def config_resolve(self, args: dict[str, Any]) -> dict[str, Any]:
         config = load_config(Path(args["home"]))

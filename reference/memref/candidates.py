@@ -25,20 +25,30 @@ class Candidate:
         return self.updated_at_ms // 1000
 
 
+# Each filter binds the named parameters of `scan`; both window ends are inclusive.
+FILTERS = (
+    "archived = 0",
+    "preview <> ''",
+    "source IN ('" + "', '".join(ALLOWED_SOURCES) + "')",
+    "memory_mode = 'enabled'",
+    "history_mode = 'legacy'",
+    "id != :current",
+    "updated_at_ms >= :oldest",
+    "updated_at_ms <= :newest",
+)
+ORDER = "updated_at_ms DESC"
+
+
 def scan(con: sqlite3.Connection, *, now_ms: int, current_thread_id: str, max_age_days: int,
          min_idle_hours: int, scan_limit: int = SCAN_LIMIT) -> list[Candidate]:
-    """Eligible idle threads, newest first; both window ends are inclusive."""
+    """Eligible idle threads, newest first."""
     if scan_limit <= 0:
         return []
-    marks = ", ".join("?" for _ in ALLOWED_SOURCES)
     rows = con.execute(
-        "SELECT id, rollout_path, updated_at_ms, cwd, git_branch FROM threads"
-        " WHERE archived = 0 AND preview <> '' AND source IN (" + marks + ")"
-        " AND memory_mode = 'enabled' AND history_mode = 'legacy' AND id != ?"
-        " AND updated_at_ms >= ? AND updated_at_ms <= ?"
-        " ORDER BY updated_at_ms DESC LIMIT ?",
-        (*ALLOWED_SOURCES, current_thread_id, now_ms - max(max_age_days, 0) * DAY_MS,
-         now_ms - max(min_idle_hours, 0) * HOUR_MS, scan_limit),
+        "SELECT id, rollout_path, updated_at_ms, cwd, git_branch FROM threads WHERE "
+        + " AND ".join(FILTERS) + f" ORDER BY {ORDER} LIMIT :limit",
+        {"current": current_thread_id, "oldest": now_ms - max(max_age_days, 0) * DAY_MS,
+         "newest": now_ms - max(min_idle_hours, 0) * HOUR_MS, "limit": scan_limit},
     ).fetchall()
     return [Candidate(r["id"], r["rollout_path"], r["updated_at_ms"], r["cwd"], r["git_branch"])
             for r in rows]

@@ -85,8 +85,7 @@ def claim_stage1(con: sqlite3.Connection, thread_id: str, watermark: int, *, wor
                 (STAGE1, thread_id, worker, token, now, lease_until, RETRY_BUDGET, watermark))
             return ClaimResult(Claim.CLAIMED, token)
         newer = watermark > (row["input_watermark"] if row["input_watermark"] is not None else -1)
-        live = row["status"] == "running" and row["lease_until"] is not None \
-            and row["lease_until"] > now
+        live = holds_live_lease(row, now)
         backoff_over = row["retry_at"] is None or row["retry_at"] <= now or newer
         budget_left = row["retry_remaining"] > 0 or newer
         if not live and backoff_over and budget_left and live_others < max_running:
@@ -103,6 +102,11 @@ def claim_stage1(con: sqlite3.Connection, thread_id: str, watermark: int, *, wor
         if row["retry_at"] is not None and row["retry_at"] > now:
             return ClaimResult(Claim.BACKOFF)
         return ClaimResult(Claim.RUNNING)
+
+
+def holds_live_lease(row: sqlite3.Row, now: int) -> bool:
+    return bool(row["status"] == "running" and row["lease_until"] is not None
+                and row["lease_until"] > now)
 
 
 def _finish_owned(con: sqlite3.Connection, thread_id: str, token: str, now: int) -> int | None:
