@@ -71,3 +71,24 @@ def test_scan_limit(home: CodexHome, model: MockModel, run_startup: StartupRunne
     run_startup(home)
     assert bool(requests_for(model, stale.id)) is extracted
     assert len(model.of_kind("stage1")) == int(extracted), "an up-to-date thread was extracted"
+
+
+BOUNDS = {
+    "idle-exactly-one-hour": (60 * MINUTE_MS, True),
+    "idle-one-ms-short": (60 * MINUTE_MS - 1, False),
+    "age-exactly-ten-days": (10 * 24 * 60 * MINUTE_MS, True),
+    "age-one-ms-over": (10 * 24 * 60 * MINUTE_MS + 1, False),
+}
+
+
+@check("p1.cand.window-bounds", title="both ends of the idle/age window are inclusive, to the "
+       "millisecond", rules="P1-CAND-02", level="SHOULD", area="phase1", needs=("clock.inject",))
+@pytest.mark.parametrize("bound", sorted(BOUNDS))
+def test_window_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                       bound: str) -> None:
+    configure(home)
+    age_ms, extracted = BOUNDS[bound]
+    thread = home.add_thread(updated_ago_ms=age_ms)
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    assert bool(requests_for(model, thread.id)) is extracted

@@ -1,0 +1,12 @@
+"""Retention prunes every stale row in one go instead of 200 per startup."""
+
+from memconform.mutants import Mutant, patch
+from memref import retention
+from memref.adapter import ReferenceAdapter
+
+MUTANT = Mutant("m27-prune-unbounded", __doc__ or "", ("p1.ret.batch",))
+
+
+def factory() -> ReferenceAdapter:
+    patch(retention.prune_stage1_outputs, "__kwdefaults__", {"limit": 1_000_000})
+    return ReferenceAdapter()
