@@ -110,6 +110,15 @@ class CodexHome:
         path.write_text(tomli_w.dumps(data), encoding="utf-8")
         return path
 
+    def write_chatgpt_login(self, account_id: str = "acct-memconform") -> Path:
+        """An `auth.json` as a ChatGPT login leaves it (placeholder tokens)."""
+        path = self.path / "auth.json"
+        path.write_text(json.dumps({"OPENAI_API_KEY": None, "tokens": {
+            "id_token": "placeholder.id.token", "access_token": "placeholder-access-token",
+            "refresh_token": "placeholder-refresh-token", "account_id": account_id},
+            "last_refresh": "2026-01-01T00:00:00Z"}), encoding="utf-8")
+        return path
+
     def write_raw_config(self, text: str) -> Path:
         path = self.path / "config.toml"
         path.write_text(text, encoding="utf-8")

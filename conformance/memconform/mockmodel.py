@@ -19,6 +19,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 RESPONSES_PATH = "/v1/responses"
+USAGE_PATH = "/backend-api/wham/usage"
 DEFAULT_GATE_TIMEOUT_S = 60.0
 KINDS = ("stage1", "consolidation", "main")
 
@@ -196,6 +197,23 @@ class MockModel:
         with self._lock:
             self.rules.append(rule)
         return rule
+
+    @property
+    def backend_url(self) -> str:
+        """The ChatGPT backend base URL (`chatgpt_base_url`) served by this mock."""
+        return self.server.url_for("/backend-api").rstrip("/")
+
+    def set_usage(self, body: Any, status: int = 200) -> None:
+        """Answer the plan-usage endpoint with `body` (recorded as kind `usage`)."""
+        def handle(request: Request) -> Response:
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            with self._lock:
+                self.requests.append(Recorded(next(self._ids), "usage", request.path, headers,
+                                              None, time.time()))
+            text = body if isinstance(body, str) else json.dumps(body)
+            return Response(text, status=status, mimetype="application/json")
+
+        self.server.expect_request(USAGE_PATH, method="GET").respond_with_handler(handle)
 
     def of_kind(self, kind: str) -> list[Recorded]:
         with self._lock:

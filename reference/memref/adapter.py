@@ -24,6 +24,7 @@ CAPABILITIES = (
     "session.subagent",
     "startup.without-state-db",
     "jobs.stage1",
+    "auth.chatgpt",
 )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 DEFAULT_EXTRACT_MODEL = "gpt-5.4-mini"
 DEFAULT_CONSOLIDATION_MODEL = "gpt-5.4"
+DEFAULT_CHATGPT_BASE_URL = "https://chatgpt.com/backend-api"
 
 BOOL_KEYS: dict[str, bool] = {
     "generate_memories": True,
@@ -67,6 +68,7 @@ class CodexConfig:
     feature_memories: bool = False
     model: str | None = None
     model_context_window: int | None = None
+    chatgpt_base_url: str = DEFAULT_CHATGPT_BASE_URL
     provider: Provider | None = None
     memories: MemoriesConfig = field(default_factory=MemoriesConfig)
 
@@ -100,6 +102,8 @@ def parse_config(data: dict[str, Any], source: str = "config.toml") -> CodexConf
         feature_memories=feature,
         model=_opt_str(data, "model", source),
         model_context_window=_opt_int(data, "model_context_window", source),
+        chatgpt_base_url=(_opt_str(data, "chatgpt_base_url", source)
+                          or DEFAULT_CHATGPT_BASE_URL).rstrip("/"),
         provider=_provider(data, source),
         memories=_memories(_table(data, "memories", source), source),
     )

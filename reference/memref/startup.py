@@ -9,6 +9,7 @@ from pathlib import Path
 from memref import store
 from memref.config import CodexConfig, load_config
 from memref.extensions import seed_ad_hoc_instructions
+from memref.guard import rate_limits_ok
 from memref.phase1 import Phase1Summary, run_phase1
 from memref.retention import prune_stage1_outputs
 from memref.runtime import Runtime
@@ -72,6 +73,9 @@ def run_startup(home: Path, session: Session, rt: Runtime) -> StartupResult:
     finally:
         memories.close()
     result.steps.append(f"pruned:{pruned}")
+    if not rate_limits_ok(home, config):
+        result.skipped_reason = "rate_limited"
+        return result
     result.phase1 = run_phase1(home, config, session.thread_id, rt, session.env)
     result.steps.append("phase1")
     return result
