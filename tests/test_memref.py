@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memconform.home import create_db
 from memref import store
 from memref.config import ConfigError, load_config, parse_config
 from memref.runtime import Runtime
@@ -89,8 +90,13 @@ def test_memref_startup_cli(tmp_path: Path) -> None:
     skipped = runner.invoke(main, ["startup", "--home", str(home)])
     assert skipped.exit_code == 0 and "skipped: no_state_db" in skipped.output
     store.connect(home / store.STATE_DB).execute("CREATE TABLE threads (id TEXT)")
+    broken = runner.invoke(main, ["startup", "--home", str(home)])
+    assert broken.exit_code == 1 and "unusable Codex database" in broken.output
+    (home / store.STATE_DB).unlink()
+    create_db(home / store.STATE_DB, "state_5")
     ran = runner.invoke(main, ["startup", "--home", str(home), "--now-ms", "1780315200000"])
     assert ran.exit_code == 0 and "startup ran" in ran.output
+    assert "phase 1: 0 claimed" in ran.output
     assert (home / "memories" / "extensions" / "ad_hoc" / "instructions.md").is_file()
     (home / "config.toml").write_text("[memories]\nmax_unused_days = 'x'\n")
     bad = runner.invoke(main, ["startup", "--home", str(home)])

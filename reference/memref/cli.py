@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import click
 
 from memref.config import ConfigError
+from memref.store import StoreError
 from memref.runtime import Runtime
 from memref.startup import Session, run_startup
 
@@ -36,9 +38,17 @@ def startup(home: Path, now_ms: int | None, seed: int, ephemeral: bool) -> None:
     session = Session(thread_id=rt.uuid7(), env=dict(os.environ), ephemeral=ephemeral)
     try:
         result = run_startup(home, session, rt)
-    except ConfigError as exc:
+    except (ConfigError, StoreError) as exc:
         raise click.ClickException(str(exc)) from exc
-    if result.ran:
-        click.echo(f"startup ran: {', '.join(result.steps)}")
-    else:
+    except sqlite3.DatabaseError as exc:
+        raise click.ClickException(f"{home}: unusable Codex database: {exc}") from exc
+    if not result.ran:
         click.echo(f"startup skipped: {result.skipped_reason}")
+        return
+    click.echo(f"startup ran: {', '.join(result.steps)}")
+    if result.skipped_reason:
+        click.echo(f"pipeline stopped: {result.skipped_reason}")
+    if result.phase1 is not None:
+        p1 = result.phase1
+        click.echo(f"phase 1: {p1.claimed} claimed, {p1.with_output} with output, "
+                   f"{p1.no_output} without, {p1.failed} failed")
