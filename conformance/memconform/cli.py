@@ -20,7 +20,7 @@ console = Console(stderr=True)
 IMPL_HELP = "ref (default), python:MODULE:FACTORY, exec:COMMAND"
 
 
-def _pytest_args(impl: str, areas: tuple[str, ...], keyword: str | None,
+def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...], keyword: str | None,
                  expectations: Path | None, report_dir: Path, workers: int, smoke: bool,
                  strict: bool, timeout: float, quiet: bool) -> list[str]:
     args = [sys.executable, "-m", "pytest", "--pyargs", "memconform.checks", "-p",
@@ -28,6 +28,8 @@ def _pytest_args(impl: str, areas: tuple[str, ...], keyword: str | None,
             "--adapter-timeout", str(timeout), "-q" if quiet else "-v"]
     for area in areas:
         args += ["--area", area]
+    for check_id in ids:
+        args += ["--id", check_id]
     if keyword:
         args += ["-k", keyword]
     if expectations:
@@ -104,6 +106,8 @@ def _run_options(fn: Any) -> Any:
 @_run_options
 @click.option("--area", "areas", multiple=True, type=click.Choice(sorted(AREAS)),
               help="Only checks of this area (repeatable).")
+@click.option("--id", "ids", multiple=True,
+              help="Only this check id, or all cases of it (repeatable).")
 @click.option("-k", "keyword", default=None, help="pytest -k expression over check names.")
 @click.option("--expectations", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               default=None, help="TOML file of known failures of this implementation.")
@@ -111,7 +115,8 @@ def _run_options(fn: Any) -> Any:
 @click.option("-n", "workers", type=click.IntRange(min=0), default=0,
               help="Parallel workers (pytest-xdist).")
 def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool,
-        areas: tuple[str, ...], keyword: str | None, expectations: Path | None,
+        areas: tuple[str, ...], ids: tuple[str, ...], keyword: str | None,
+        expectations: Path | None,
         strict_expectations: bool, workers: int) -> None:
     """Run the conformance checks against an implementation."""
     if expectations is not None:
@@ -119,7 +124,7 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool,
             Expectations.load(expectations)
         except ExpectationsError as exc:
             raise click.UsageError(str(exc)) from exc
-    args = _pytest_args(impl, areas, keyword, expectations, report_dir, workers, False,
+    args = _pytest_args(impl, areas, ids, keyword, expectations, report_dir, workers, False,
                         strict_expectations, adapter_timeout, quiet)
     sys.exit(_execute(args, report_dir, strict_expectations))
 
@@ -128,7 +133,7 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool,
 @_run_options
 def smoke(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool) -> None:
     """Run the few checks whose failure means the adapter is wired wrong."""
-    args = _pytest_args(impl, (), None, None, report_dir, 0, True, False, adapter_timeout,
+    args = _pytest_args(impl, (), (), None, None, report_dir, 0, True, False, adapter_timeout,
                         quiet)
     sys.exit(_execute(args, report_dir, False))
 

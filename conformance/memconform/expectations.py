@@ -18,6 +18,8 @@ from typing import Any
 
 import tomli_w
 
+from memconform.registry import id_covers
+
 STATUSES = ("fail", "skip")
 
 
@@ -33,7 +35,7 @@ class Expectation:
     evidence: str = ""
 
     def covers(self, check_id: str) -> bool:
-        return check_id == self.key or check_id.startswith((self.key + ".", self.key + "["))
+        return id_covers(self.key, check_id)
 
 
 class Expectations:

@@ -93,7 +93,8 @@ class CodexHome:
 
     def write_config(self, *, feature: bool | None = True,
                      memories: dict[str, Any] | None = None,
-                     top: dict[str, Any] | None = None) -> Path:
+                     top: dict[str, Any] | None = None,
+                     provider: dict[str, Any] | None = None) -> Path:
         """Point the home at the mock model; `memories` are raw `[memories]` values;
         `feature=None` leaves `[features] memories` out entirely."""
         data: dict[str, Any] = {
@@ -102,7 +103,8 @@ class CodexHome:
             **(top or {}),
             "model_providers": {MOCK_PROVIDER: {
                 "name": MOCK_PROVIDER, "base_url": self.model_base_url, "wire_api": "responses",
-                "env_key": MOCK_KEY_ENV, "request_max_retries": 0, "stream_max_retries": 0}},
+                "env_key": MOCK_KEY_ENV, "request_max_retries": 0, "stream_max_retries": 0,
+                **(provider or {})}},
             "features": {} if feature is None else {"memories": feature},
             "memories": dict(memories or {}),
         }

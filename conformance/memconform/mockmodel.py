@@ -12,6 +12,7 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,8 @@ class Reply:
     delay_s: float = 0.0
     gate: Gate | None = None
     cut: bool = False
+    reset: bool = False
+    stall_s: float = 0.0
 
     def after(self, delay_s: float) -> Reply:
         return dataclasses.replace(self, delay_s=delay_s)
@@ -95,6 +98,16 @@ def items(*parts: Reply | dict[str, Any]) -> Reply:
 def cut_stream(reply: Reply) -> Reply:
     """`reply`'s items, then the stream ends without `response.completed`."""
     return dataclasses.replace(reply, cut=True)
+
+
+def stalled(reply: Reply, seconds: float) -> Reply:
+    """`reply`, but the stream pauses `seconds` after `response.created`."""
+    return dataclasses.replace(reply, stall_s=seconds)
+
+
+def connection_reset() -> Reply:
+    """Start an SSE answer, then drop the connection mid-stream."""
+    return Reply(items=(_message_item("{\"raw_memory\": \"partial"),), reset=True)
 
 
 def http_error(status: int, body: str = "mock error") -> Reply:
@@ -162,6 +175,22 @@ def _has_tool_output(body: Any) -> bool:
     entries = body.get("input") if isinstance(body, dict) else None
     return any(isinstance(e, dict) and str(e.get("type", "")).endswith("_output")
                for e in entries or [])
+
+
+class DroppedConnection(ConnectionResetError):
+    """Raised inside a streamed body so the server closes the socket mid-answer."""
+
+
+def _dropped(stream: str) -> Iterator[bytes]:
+    yield stream[: len(stream) // 2].encode("utf-8")
+    raise DroppedConnection("mock dropped the connection")
+
+
+def _stalled(stream: str, seconds: float) -> Iterator[bytes]:
+    first, _, rest = stream.partition("\n\n")
+    yield (first + "\n\n").encode("utf-8")
+    time.sleep(seconds)
+    yield rest.encode("utf-8")
 
 
 def _sse(event: dict[str, Any]) -> str:
@@ -239,6 +268,12 @@ class MockModel:
             reply.gate.wait()
         if reply.http_status is not None:
             return Response(reply.http_body, status=reply.http_status, mimetype="text/plain")
+        if reply.reset:
+            return Response(_dropped(self._stream(seq, reply)), status=200,
+                            mimetype="text/event-stream")
+        if reply.stall_s:
+            return Response(_stalled(self._stream(seq, reply), reply.stall_s), status=200,
+                            mimetype="text/event-stream")
         return Response(self._stream(seq, reply), status=200, mimetype="text/event-stream")
 
     def _stream(self, seq: int, reply: Reply) -> str:

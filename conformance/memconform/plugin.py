@@ -16,7 +16,7 @@ from memconform.clock import HarnessClock
 from memconform.expectations import Expectation, Expectations, ExpectationsError
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, start_server
-from memconform.registry import AREAS, MARKER, CheckMeta, meta_of, stable_id
+from memconform.registry import AREAS, MARKER, CheckMeta, id_covers, meta_of, stable_id
 from memconform.report import Reporter
 
 CHECKS_PACKAGE = "memconform.checks"
@@ -40,6 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--area", action="append", default=[], choices=sorted(AREAS),
                     help="run only checks of this area (repeatable)")
     group.addoption("--smoke", action="store_true", help="run only the smoke checks")
+    group.addoption("--id", dest="check_ids", action="append", default=[],
+                    help="run only this check id, or every case of it (repeatable)")
     group.addoption("--adapter-timeout", type=float, default=120.0,
                     help="seconds to wait for any one protocol response")
     group.addoption("--seed", type=int, default=0, help="seed sent to the implementation")
@@ -84,6 +86,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     expectations = config.stash[_EXPECTATIONS]
     areas = set(config.getoption("--area"))
     smoke = config.getoption("--smoke")
+    wanted = config.getoption("check_ids")
     seen: dict[str, str] = {}
     keep, drop = [], []
     for item in items:
@@ -104,7 +107,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.stash[EXPECT_KEY] = expectation
         if expectation is not None and expectation.status == "skip":
             item.add_marker(pytest.mark.skip(reason=f"expectations: {expectation.reason}"))
-        if (areas and meta.area not in areas) or (smoke and not meta.smoke):
+        if ((areas and meta.area not in areas) or (smoke and not meta.smoke)
+                or (wanted and not any(id_covers(w, check_id) for w in wanted))):
             drop.append(item)
         else:
             keep.append(item)

@@ -60,6 +60,11 @@ def meta_of(item: pytest.Item) -> CheckMeta | None:
     return marker.args[0] if marker is not None else None
 
 
+def id_covers(key: str, check_id: str) -> bool:
+    """`key` names `check_id` itself, a case of it (`key[...]`), or a dotted prefix of it."""
+    return check_id == key or check_id.startswith((key + ".", key + "["))
+
+
 def stable_id(item: pytest.Item, meta: CheckMeta) -> str:
     """The check id, plus the parameter id for a parametrized check."""
     callspec = getattr(item, "callspec", None)

@@ -45,6 +45,7 @@ class Provider:
     base_url: str
     env_key: str | None = None
     wire_api: str = "responses"
+    stream_idle_timeout_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,9 @@ def _provider(data: dict[str, Any], source: str) -> Provider | None:
     env_key = table.get("env_key")
     if env_key is not None and not isinstance(env_key, str):
         raise ConfigError(f"{source}: model_providers.{name}.env_key must be a string")
-    return Provider(name=name, base_url=base_url.rstrip("/"), env_key=env_key, wire_api=wire_api)
+    idle = _opt_int(table, "stream_idle_timeout_ms", f"{source}: model_providers.{name}")
+    return Provider(name=name, base_url=base_url.rstrip("/"), env_key=env_key, wire_api=wire_api,
+                    stream_idle_timeout_ms=idle)
 
 
 def _memories(table: dict[str, Any], source: str) -> MemoriesConfig:

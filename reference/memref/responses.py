@@ -69,10 +69,15 @@ def stream_response(
     """Send one request and collect the finished output items."""
     url = f"{provider.base_url}/responses"
     result = ModelResponse()
+    if provider.stream_idle_timeout_ms is not None:
+        idle_s = provider.stream_idle_timeout_ms / 1000
+        timeout: httpx.Timeout | float = httpx.Timeout(timeout_s, read=idle_s)
+    else:
+        timeout = timeout_s
     try:
         with httpx.stream(
             "POST", url, json=body, headers=_headers(provider, env or {}, headers or {}),
-            timeout=timeout_s,
+            timeout=timeout,
         ) as reply:
             if reply.status_code != 200:
                 text = reply.read().decode("utf-8", "replace")

@@ -18,10 +18,12 @@ WALL_TOLERANCE_S = 300
 
 
 def configure(home: CodexHome, memories: dict[str, Any] | None = None,
-              top: dict[str, Any] | None = None) -> None:
+              top: dict[str, Any] | None = None, provider: dict[str, Any] | None = None
+              ) -> None:
     """Phase-1 friendly config: idle threshold 1 h unless a case sets (or unsets) it."""
     merged: dict[str, Any] = {"min_rollout_idle_hours": 1, **(memories or {})}
-    home.write_config(memories={k: v for k, v in merged.items() if v is not None}, top=top)
+    home.write_config(memories={k: v for k, v in merged.items() if v is not None}, top=top,
+                      provider=provider)
 
 
 def requests_for(model: MockModel, thread_id: str) -> list[Recorded]:

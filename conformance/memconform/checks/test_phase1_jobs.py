@@ -20,11 +20,13 @@ from memconform.home import CodexHome, Thread
 from memconform.mockmodel import (
     MockModel,
     Reply,
+    connection_reset,
     cut_stream,
     failed,
     http_error,
     json_output,
     message,
+    stalled,
 )
 from memconform.plugin import StartupRunner
 from memconform.registry import check
@@ -135,7 +137,9 @@ FAULTS = {
     "response-failed": failed("the model broke"),
     "cut-after-item": cut_stream(json_output(VALID_OUTPUT)),
     "cut-before-item": cut_stream(Reply()),
+    "connection-reset": connection_reset(),
 }
+IDLE_TIMEOUT_MS = 500
 
 
 @check("p1.model.fault", title="a failed model call fails the job with retry bookkeeping and "
@@ -144,6 +148,18 @@ FAULTS = {
 def test_model_fault(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                      clock: HarnessClock, fault: str) -> None:
     thread = extract_once(home, model, run_startup, FAULTS[fault])
+    assert_failed_once(home, thread, clock)
+
+
+@check("p1.model.stall", title="a stream that stalls past the provider's idle timeout fails the"
+       " job", rules="P1-JOB-05", level="MUST", area="phase1")
+def test_model_stall(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                     clock: HarnessClock) -> None:
+    configure(home, provider={"stream_idle_timeout_ms": IDLE_TIMEOUT_MS})
+    thread = home.add_thread()
+    model.on("stage1", stalled(json_output(VALID_OUTPUT), 4 * IDLE_TIMEOUT_MS / 1000))
+    run_startup(home)
+    assert len(requests_for(model, thread.id)) == 1
     assert_failed_once(home, thread, clock)
 
 
