@@ -12,9 +12,9 @@ from pathlib import Path
 import click
 
 from memref.config import ConfigError
-from memref.store import StoreError
 from memref.runtime import Runtime
 from memref.startup import Session, run_startup
+from memref.store import StoreError
 
 
 @click.group()
