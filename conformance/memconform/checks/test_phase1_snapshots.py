@@ -79,3 +79,20 @@ def test_extraction_snapshot(home: CodexHome, model: MockModel, run_startup: Sta
     assert [masked(r, clock, thread.id, mark) for r in stage1] == snapshot(name="stage1_outputs")
     job = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = 'memory_stage1'")
     assert [masked(r, clock, thread.id, mark) for r in job] == snapshot(name="stage1_job")
+
+
+@check("p1.snap.failure", title="one failed extraction: the job row it leaves, as a snapshot",
+       rules=("P1-JOB-05", "P1-OUT-01"), level="MUST", area="phase1")
+def test_failure_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                          clock: HarnessClock, snapshot: SnapshotAssertion) -> None:
+    configure(home)
+    thread = home.add_thread()
+    mark = thread.updated_at_ms // 1000
+    model.on("stage1", json_output({**VALID_OUTPUT, "unexpected": True}))
+    run_startup(home)
+    assert len(requests_for(model, thread.id)) == 1
+    rows = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = 'memory_stage1'")
+    shown = [{**masked(r, clock, thread.id, mark), "last_error": bool(r["last_error"])}
+             for r in rows]
+    assert shown == snapshot(name="stage1_job")
+    assert home.query(home.memories_db, "SELECT * FROM stage1_outputs") == []
