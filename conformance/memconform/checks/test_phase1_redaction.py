@@ -57,14 +57,29 @@ def assert_stored_without(row: dict[str, Any] | None, needle: str) -> None:
         assert REDACTED in (row[field] or ""), f"{field} lacks {REDACTED}"
 
 
+def assert_request_redacted(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                            case: dict[str, Any]) -> None:
+    body, _ = run_with_secret(home, model, run_startup, case["text"], answer_with("none"))
+    assert case["needle"] not in body
+    assert REDACTED in body
+
+
+def assert_no_leak(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                   cases: list[dict[str, Any]]) -> None:
+    """Plant every case in the rollout and in the answer; scan every byte written after."""
+    planted = " | ".join(c["text"] for c in cases)
+    run_with_secret(home, model, run_startup, planted, answer_with(planted))
+    data = pipeline_bytes(home)
+    leaked = [c["id"] for c in cases if c["needle"].encode() in data]
+    assert leaked == [], f"secrets found on disk: {leaked}"
+
+
 @check("p1.red.request.codex", title="secret shapes Codex redacts never reach the extraction "
        "request", rules="RED-01", level="MUST", area="phase1")
 @_ids("codex")
 def test_request_codex(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                        case: dict[str, Any]) -> None:
-    body, _ = run_with_secret(home, model, run_startup, case["text"], answer_with("none"))
-    assert case["needle"] not in body
-    assert REDACTED in body
+    assert_request_redacted(home, model, run_startup, case)
 
 
 @check("p1.red.request.extended", title="secret shapes Codex misses never reach the "
@@ -72,9 +87,7 @@ def test_request_codex(home: CodexHome, model: MockModel, run_startup: StartupRu
 @_ids("extended")
 def test_request_extended(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                           case: dict[str, Any]) -> None:
-    body, _ = run_with_secret(home, model, run_startup, case["text"], answer_with("none"))
-    assert case["needle"] not in body
-    assert REDACTED in body
+    assert_request_redacted(home, model, run_startup, case)
 
 
 @check("p1.red.stored.codex", title="the model's memory, summary and slug are stored with "
@@ -103,22 +116,14 @@ def test_stored_extended(home: CodexHome, model: MockModel, run_startup: Startup
 @check("p1.red.leak-scan.codex", title="no Codex-shape secret survives in any byte the "
        "pipeline writes", rules="RED-03", level="MUST", area="phase1")
 def test_leak_scan_codex(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
-    planted = " | ".join(c["text"] for c in CASES["codex"])
-    run_with_secret(home, model, run_startup, planted, answer_with(planted))
-    data = pipeline_bytes(home)
-    leaked = [c["id"] for c in CASES["codex"] if c["needle"].encode() in data]
-    assert leaked == [], f"secrets found on disk: {leaked}"
+    assert_no_leak(home, model, run_startup, CASES["codex"])
 
 
 @check("p1.red.leak-scan.extended", title="no secret shape Codex misses survives in any byte "
        "the pipeline writes", rules="RED-03", level="SHOULD", area="phase1")
 def test_leak_scan_extended(home: CodexHome, model: MockModel,
                             run_startup: StartupRunner) -> None:
-    planted = " | ".join(c["text"] for c in CASES["extended"])
-    run_with_secret(home, model, run_startup, planted, answer_with(planted))
-    data = pipeline_bytes(home)
-    leaked = [c["id"] for c in CASES["extended"] if c["needle"].encode() in data]
-    assert leaked == [], f"secrets found on disk: {leaked}"
+    assert_no_leak(home, model, run_startup, CASES["extended"])
 
 
 ALNUM = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
