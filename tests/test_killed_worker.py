@@ -35,7 +35,7 @@ def test_killed_worker_job_is_reclaimed_after_its_lease(tmp_path: Path) -> None:
         mock.on("stage1", mm.json_output(VALID).held(gate), repeat_last=False)
         mock.on("stage1", mm.json_output(VALID))
         victim = resolve(STDIO_REF, timeout_s=30)
-        errors: list[Exception] = []
+        errors: list[AdapterError] = []
 
         def run_victim() -> None:
             try:
