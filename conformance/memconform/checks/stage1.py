@@ -20,10 +20,19 @@ WALL_TOLERANCE_S = 300
 def configure(home: CodexHome, memories: dict[str, Any] | None = None,
               top: dict[str, Any] | None = None, provider: dict[str, Any] | None = None
               ) -> None:
-    """Phase-1 friendly config: idle threshold 1 h unless a case sets (or unsets) it."""
+    """Phase-1 friendly config: idle threshold 1 h unless a case sets (or unsets) it.
+
+    Phase 2 runs right after Phase 1 in the same startup and rewrites selection columns, so
+    the consolidation job is put in its post-success cooldown: Phase 1 checks then see the
+    rows exactly as Phase 1 left them, whatever the implementation's Phase 2 does.
+    """
     merged: dict[str, Any] = {"min_rollout_idle_hours": 1, **(memories or {})}
     home.write_config(memories={k: v for k, v in merged.items() if v is not None}, top=top,
                       provider=provider)
+    if global_job(home) is None:
+        home.add_job("memory_consolidate_global", "global", status="done",
+                     finished_at=home.now_ms // 1000 - 60, input_watermark=0,
+                     last_success_watermark=0)
 
 
 def requests_for(model: MockModel, thread_id: str) -> list[Recorded]:
