@@ -29,7 +29,7 @@ def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...], keywor
     for area in areas:
         args += ["--area", area]
     for check_id in ids:
-        args += ["--id", check_id]
+        args += ["--check-id", check_id]
     if keyword:
         args += ["-k", keyword]
     if expectations:
@@ -37,7 +37,7 @@ def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...], keywor
     if workers:
         args += ["-n", str(workers)]
     if smoke:
-        args.append("--smoke")
+        args.append("--smoke-checks")
     if strict:
         args.append("--strict-expectations")
     return args

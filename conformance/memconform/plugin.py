@@ -39,12 +39,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write report.jsonl, junit.xml and summary.md here")
     group.addoption("--area", action="append", default=[], choices=sorted(AREAS),
                     help="run only checks of this area (repeatable)")
-    group.addoption("--smoke", action="store_true", help="run only the smoke checks")
-    group.addoption("--id", dest="check_ids", action="append", default=[],
+    group.addoption("--smoke-checks", action="store_true", help="run only the smoke checks")
+    group.addoption("--check-id", dest="check_ids", action="append", default=[],
                     help="run only this check id, or every case of it (repeatable)")
     group.addoption("--adapter-timeout", type=float, default=120.0,
                     help="seconds to wait for any one protocol response")
-    group.addoption("--seed", type=int, default=0, help="seed sent to the implementation")
+    group.addoption("--impl-seed", type=int, default=0, help="seed sent to the implementation")
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -70,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
         reporter = Reporter(report_dir, {
             "impl": config.getoption("--impl"), "expectations": str(path) if path else None,
             "areas": config.getoption("--area"), "keyword": config.getoption("keyword") or None,
-            "smoke": config.getoption("--smoke"), "seed": config.getoption("--seed"),
+            "smoke": config.getoption("--smoke-checks"), "seed": config.getoption("--impl-seed"),
             "adapter_timeout_s": config.getoption("--adapter-timeout"),
             "workers": config.getoption("numprocesses", default=None)})
         config.stash[_REPORTER] = reporter
@@ -85,7 +85,7 @@ _REPORTER = pytest.StashKey[Reporter]()
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     expectations = config.stash[_EXPECTATIONS]
     areas = set(config.getoption("--area"))
-    smoke = config.getoption("--smoke")
+    smoke = config.getoption("--smoke-checks")
     wanted = config.getoption("check_ids")
     seen: dict[str, str] = {}
     keep, drop = [], []
@@ -128,7 +128,7 @@ def impl(pytestconfig: pytest.Config) -> Iterator[Adapter]:
                           timeout_s=pytestconfig.getoption("--adapter-timeout"))
     except ImplSpecError as exc:
         raise pytest.UsageError(str(exc)) from exc
-    adapter.seed = pytestconfig.getoption("--seed")
+    adapter.seed = pytestconfig.getoption("--impl-seed")
     yield adapter
     adapter.close()
 
@@ -169,7 +169,7 @@ def home(tmp_path: Path, clock: HarnessClock, model: MockModel,
          pytestconfig: pytest.Config) -> CodexHome:
     """An empty Codex home whose config points at the mock model."""
     built = CodexHome(tmp_path / "codex-home", now_ms=clock.now_ms,
-                      model_base_url=model.base_url, seed=pytestconfig.getoption("--seed"))
+                      model_base_url=model.base_url, seed=pytestconfig.getoption("--impl-seed"))
     built.write_config()
     return built
 
@@ -191,7 +191,7 @@ def run_startup(impl: Adapter, clock: HarnessClock, pytestconfig: pytest.Config
     """Run one startup of the implementation on a home: `run_startup(home, ephemeral=True)`."""
 
     def run(target: CodexHome, **session: Any) -> dict[str, Any]:
-        args = startup_args(target, clock, seed=pytestconfig.getoption("--seed"), **session)
+        args = startup_args(target, clock, seed=pytestconfig.getoption("--impl-seed"), **session)
         result: dict[str, Any] = impl.call("startup", args, timeout_s=args["timeout_s"] + 30)
         return result
 
