@@ -26,7 +26,6 @@ MOCK_KEY_ENV = "MEMCONFORM_MOCK_API_KEY"
 MOCK_KEY = "memconform-mock-key"
 SANDBOX_POLICY = json.dumps({"type": "read-only"})
 HOUR_MS = 3_600_000
-DAY_MS = 24 * HOUR_MS
 
 
 @dataclass(frozen=True)
@@ -85,9 +84,6 @@ class CodexHome:
         value = (at_ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | self._rng.getrandbits(12) << 64
         value |= 0b10 << 62 | self._rng.getrandbits(62)
         return str(uuid.UUID(int=value))
-
-    def uuid4(self) -> str:
-        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
 
     # -- config.toml -------------------------------------------------------------------------
 
@@ -239,16 +235,6 @@ class CodexHome:
             return [dict(r) for r in con.execute(sql, params)]
         finally:
             con.close()
-
-    def tree(self, sub: str = "") -> list[str]:
-        """Relative paths under the home (or `sub`), directories with a trailing slash."""
-        base = self.path / sub
-        if not base.exists():
-            return []
-        return sorted(
-            str(p.relative_to(base)) + ("/" if p.is_dir() else "")
-            for p in base.rglob("*") if ".git" not in p.relative_to(base).parts
-        )
 
     @staticmethod
     def _insert(db: Path, table: str, rows: list[dict[str, Any]]) -> None:

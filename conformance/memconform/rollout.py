@@ -31,16 +31,6 @@ def message(role: str, text: str) -> dict[str, Any]:
         "type": "message", "role": role, "content": [{"type": kind, "text": text}]}}
 
 
-def function_call(name: str, arguments: str, call_id: str) -> dict[str, Any]:
-    return {"type": "response_item", "payload": {
-        "type": "function_call", "name": name, "arguments": arguments, "call_id": call_id}}
-
-
-def function_call_output(call_id: str, output: str) -> dict[str, Any]:
-    return {"type": "response_item", "payload": {
-        "type": "function_call_output", "call_id": call_id, "output": output}}
-
-
 def conversation(user: str, assistant: str) -> list[dict[str, Any]]:
     """The smallest rollout body with one user turn and its answer."""
     return [message("user", user), message("assistant", assistant)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,6 @@ class Phase1Summary:
     with_output: int = 0
     no_output: int = 0
     failed: int = 0
-    errors: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from memref.retention import prune_stage1_outputs
 from memref.runtime import Runtime
 
 log = logging.getLogger(__name__)
-INTERACTIVE_SOURCES = ("cli", "vscode")
 
 
 @dataclass(frozen=True)

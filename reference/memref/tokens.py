@@ -28,10 +28,6 @@ def approx_token_count(text: str) -> int:
     return -(-len(text.encode("utf-8")) // BYTES_PER_TOKEN)
 
 
-def approx_bytes_for_tokens(tokens: int) -> int:
-    return max(tokens, 0) * BYTES_PER_TOKEN
-
-
 def _cache_dir() -> Path:
     configured = os.environ.get("TIKTOKEN_CACHE_DIR")
     if configured:

@@ -35,10 +35,6 @@ def _validator(kind: str, op: str | None = None) -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
-def operations() -> list[str]:
-    return sorted(_load("ops.json")["ops"])
-
-
 def capabilities() -> dict[str, dict[str, str]]:
     data: dict[str, dict[str, str]] = _load("capabilities.json")
     return data
