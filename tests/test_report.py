@@ -42,6 +42,7 @@ def test_write_and_load_round_trip(tmp_path: Path) -> None:
     header, records, footer = rep.load(tmp_path / "out" / "report.jsonl")
     assert header["suite"] == "memconform" and header["protocol_version"] == 1
     assert header["implementation"]["name"] == "memref"
+    assert set(header["environment"]) == {"python", "sqlite", "platform", "cpus"}
     assert [r["id"] for r in records] == ["a.check", "b.check"]
     assert footer["complete"] is True
     assert footer["counts"]["fail"] == 1 and footer["by_area"]["store"]["fail"] == 1

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import platform
+import sqlite3
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -35,7 +38,10 @@ class Reporter:
     def header(self) -> dict[str, Any]:
         return {"type": "header", "suite": "memconform", "suite_version": __version__,
                 "protocol_version": PROTOCOL_VERSION, "started_at": round(self.started, 3),
-                "implementation": self.implementation, "config": self.config}
+                "implementation": self.implementation, "config": self.config,
+                "environment": {"python": platform.python_version(),
+                                "sqlite": sqlite3.sqlite_version,
+                                "platform": platform.platform(), "cpus": os.cpu_count()}}
 
     def footer(self) -> dict[str, Any]:
         return {"type": "footer", "counts": counts(self.records),
