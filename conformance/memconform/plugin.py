@@ -69,7 +69,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config.option.xmlpath = str(report_dir / "junit.xml")
         reporter = Reporter(report_dir, {
             "impl": config.getoption("--impl"), "expectations": str(path) if path else None,
-            "areas": config.getoption("--area"), "keyword": config.getoption("keyword") or None,
+            "areas": config.getoption("--area"), "check_ids": config.getoption("check_ids"),
+            "keyword": config.getoption("keyword") or None,
             "smoke": config.getoption("--smoke-checks"), "seed": config.getoption("--impl-seed"),
             "adapter_timeout_s": config.getoption("--adapter-timeout"),
             "workers": config.getoption("numprocesses", default=None)})
