@@ -16,6 +16,7 @@ AREAS = {
     "store": "On-disk SQLite schema of the memories store",
     "tokens": "Token counting rules",
     "phase1": "Phase 1: candidates, stage-1 jobs, input, output, redaction, retention, races",
+    "phase2": "Phase 2: the global consolidation job",
 }
 MARKER = "memcheck"
 F = TypeVar("F", bound=Callable[..., Any])

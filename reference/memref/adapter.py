@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ CAPABILITIES = (
     "startup.without-state-db",
     "jobs.stage1",
     "auth.chatgpt",
+    "jobs.phase2",
 )
 
 
@@ -47,6 +50,9 @@ class ReferenceAdapter:
             "tokens.approx": lambda args: {"tokens": tokens.approx_token_count(args["text"])},
             "stage1.claim": self.stage1_claim,
             "stage1.finish": self.stage1_finish,
+            "phase2.claim": self.phase2_claim,
+            "phase2.heartbeat": self.phase2_heartbeat,
+            "phase2.finish": self.phase2_finish,
         }
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -118,6 +124,43 @@ class ReferenceAdapter:
         finally:
             con.close()
         return {"applied": applied}
+
+    def phase2_claim(self, args: dict[str, Any]) -> dict[str, Any]:
+        rt = self._runtime(args)
+        token = rt.uuid4()
+        with self._memories(args) as con:
+            outcome, watermark = jobs.claim_global(con, worker=args["worker_id"], token=token,
+                                                   now=rt.now)
+        claimed = outcome is jobs.GlobalClaim.CLAIMED
+        return {"outcome": outcome.value, "token": token if claimed else None,
+                "input_watermark": watermark}
+
+    def phase2_heartbeat(self, args: dict[str, Any]) -> dict[str, Any]:
+        rt = self._runtime(args)
+        with self._memories(args) as con:
+            return {"applied": jobs.heartbeat_global(con, args["token"], now=rt.now)}
+
+    def phase2_finish(self, args: dict[str, Any]) -> dict[str, Any]:
+        rt = self._runtime(args)
+        with self._memories(args) as con:
+            if args["result"] == "succeeded":
+                selected = [(str(t), int(s)) for t, s in args.get("selected", [])]
+                applied = jobs.global_succeeded(con, args["token"],
+                                                args.get("completed_watermark", 0), selected,
+                                                now=rt.now)
+            else:
+                applied = jobs.global_failed(con, args["token"], args.get("reason", "failed"),
+                                             now=rt.now)
+        return {"applied": applied}
+
+    @staticmethod
+    @contextmanager
+    def _memories(args: dict[str, Any]) -> Iterator[sqlite3.Connection]:
+        con = store.open_memories_db(Path(args["home"]))
+        try:
+            yield con
+        finally:
+            con.close()
 
     def config_resolve(self, args: dict[str, Any]) -> dict[str, Any]:
         config = load_config(Path(args["home"]))

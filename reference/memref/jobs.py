@@ -179,3 +179,90 @@ def enqueue_global(con: sqlite3.Connection, watermark: int) -> None:
         " input_watermark = CASE WHEN ? > COALESCE(jobs.input_watermark, 0) THEN ?"
         " ELSE COALESCE(jobs.input_watermark, 0) + 1 END",
         (GLOBAL, GLOBAL_KEY, RETRY_BUDGET, watermark, RETRY_BUDGET, watermark, watermark))
+
+
+class GlobalClaim(enum.Enum):
+    CLAIMED = "claimed"
+    BACKOFF = "skipped_retry_unavailable"
+    RUNNING = "skipped_running"
+    COOLDOWN = "skipped_cooldown"
+
+
+COOLDOWN_S = 21_600
+
+
+def claim_global(con: sqlite3.Connection, *, worker: str, token: str, now: int,
+                 lease_s: int = LEASE_S) -> tuple[GlobalClaim, int]:
+    """Claim the singleton consolidation job (P2-JOB-01): the outcome and the row's input
+    watermark. Checks run in order: backoff, live lease, success cooldown."""
+    lease_until = now + max(lease_s, 0)
+    with immediate(con):
+        row = con.execute("SELECT * FROM jobs WHERE kind = ? AND job_key = ?",
+                          (GLOBAL, GLOBAL_KEY)).fetchone()
+        if row is None:
+            con.execute(
+                "INSERT INTO jobs (kind, job_key, status, worker_id, ownership_token, started_at,"
+                " lease_until, retry_remaining, input_watermark, last_success_watermark)"
+                " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, 0, 0)",
+                (GLOBAL, GLOBAL_KEY, worker, token, now, lease_until, RETRY_BUDGET))
+            return GlobalClaim.CLAIMED, 0
+        if row["retry_at"] is not None and row["retry_at"] > now:
+            return GlobalClaim.BACKOFF, 0
+        if holds_live_lease(row, now):
+            return GlobalClaim.RUNNING, 0
+        if (row["last_error"] is None and row["finished_at"] is not None
+                and row["finished_at"] > now - COOLDOWN_S):
+            return GlobalClaim.COOLDOWN, 0
+        con.execute(
+            "UPDATE jobs SET status = 'running', worker_id = ?, ownership_token = ?,"
+            " started_at = ?, finished_at = NULL, lease_until = ?, retry_at = NULL,"
+            " last_error = NULL WHERE kind = ? AND job_key = ?",
+            (worker, token, now, lease_until, GLOBAL, GLOBAL_KEY))
+        return GlobalClaim.CLAIMED, int(row["input_watermark"] or 0)
+
+
+def _owned_global(con: sqlite3.Connection, token: str) -> bool:
+    return con.execute("SELECT 1 FROM jobs WHERE kind = ? AND job_key = ? AND status = 'running'"
+                       " AND ownership_token = ?", (GLOBAL, GLOBAL_KEY, token)).fetchone() \
+        is not None
+
+
+def heartbeat_global(con: sqlite3.Connection, token: str, now: int,
+                     lease_s: int = LEASE_S) -> bool:
+    with immediate(con):
+        return con.execute(
+            "UPDATE jobs SET lease_until = ? WHERE kind = ? AND job_key = ? AND status = 'running'"
+            " AND ownership_token = ?", (now + max(lease_s, 0), GLOBAL, GLOBAL_KEY, token),
+        ).rowcount > 0
+
+
+def global_succeeded(con: sqlite3.Connection, token: str, completed_watermark: int,
+                     selected: list[tuple[str, int]], now: int) -> bool:
+    """Finish the owned consolidation and rewrite the selection markers to exactly
+    `selected` (thread id, source_updated_at) snapshots (P2-JOB-04)."""
+    with immediate(con):
+        if not _owned_global(con, token):
+            return False
+        con.execute(
+            "UPDATE jobs SET status = 'done', finished_at = ?, lease_until = NULL,"
+            " last_error = NULL, last_success_watermark = max(COALESCE(last_success_watermark,"
+            " 0), ?) WHERE kind = ? AND job_key = ?",
+            (now, completed_watermark, GLOBAL, GLOBAL_KEY))
+        con.execute("UPDATE stage1_outputs SET selected_for_phase2 = 0,"
+                    " selected_for_phase2_source_updated_at = NULL WHERE selected_for_phase2 != 0"
+                    " OR selected_for_phase2_source_updated_at IS NOT NULL")
+        con.executemany(
+            "UPDATE stage1_outputs SET selected_for_phase2 = 1,"
+            " selected_for_phase2_source_updated_at = source_updated_at"
+            " WHERE thread_id = ? AND source_updated_at = ?", selected)
+    return True
+
+
+def global_failed(con: sqlite3.Connection, token: str, reason: str, now: int,
+                  delay_s: int = RETRY_DELAY_S) -> bool:
+    with immediate(con):
+        return con.execute(
+            "UPDATE jobs SET status = 'error', finished_at = ?, lease_until = NULL,"
+            " retry_at = ?, retry_remaining = max(retry_remaining - 1, 0), last_error = ?"
+            " WHERE kind = ? AND job_key = ? AND status = 'running' AND ownership_token = ?",
+            (now, now + max(delay_s, 0), reason, GLOBAL, GLOBAL_KEY, token)).rowcount > 0
