@@ -22,6 +22,7 @@ from memconform.report import Reporter
 CHECKS_PACKAGE = "memconform.checks"
 ID_KEY = pytest.StashKey[str]()
 EXPECT_KEY = pytest.StashKey[Expectation | None]()
+_EXPECTATIONS = pytest.StashKey[Expectations]()
 PROP = "memconform:"
 MESSAGE_LIMIT = 4000
 StartupRunner = Callable[..., dict[str, Any]]
@@ -74,13 +75,8 @@ def pytest_configure(config: pytest.Config) -> None:
             "smoke": config.getoption("--smoke-checks"), "seed": config.getoption("--impl-seed"),
             "adapter_timeout_s": config.getoption("--adapter-timeout"),
             "workers": config.getoption("numprocesses", default=None)})
-        config.stash[_REPORTER] = reporter
         config.pluginmanager.register(_ReportPlugin(config, reporter, expectations),
                                       "memconform-report")
-
-
-_EXPECTATIONS = pytest.StashKey[Expectations]()
-_REPORTER = pytest.StashKey[Reporter]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -215,13 +211,6 @@ def impl_pool(pytestconfig: pytest.Config) -> Iterator[Callable[[int], list[Adap
     yield make
     for adapter in made:
         adapter.close()
-
-
-@pytest.fixture
-def check_meta(request: pytest.FixtureRequest) -> CheckMeta:
-    meta = meta_of(request.node)
-    assert meta is not None, "check_meta is only for memconform checks"
-    return meta
 
 
 # -- statuses -------------------------------------------------------------------------------

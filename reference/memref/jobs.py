@@ -47,7 +47,8 @@ def immediate(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     con.execute("COMMIT")
 
 
-def _up_to_date(con: sqlite3.Connection, thread_id: str, watermark: int) -> bool:
+def is_up_to_date(con: sqlite3.Connection, thread_id: str, watermark: int) -> bool:
+    """An output or a success at least as new as `watermark` (startup pre-check and claim)."""
     out = con.execute("SELECT source_updated_at FROM stage1_outputs WHERE thread_id = ?",
                       (thread_id,)).fetchone()
     if out is not None and out[0] >= watermark:
@@ -57,16 +58,11 @@ def _up_to_date(con: sqlite3.Connection, thread_id: str, watermark: int) -> bool
     return job is not None and job[0] is not None and job[0] >= watermark
 
 
-def is_up_to_date(con: sqlite3.Connection, thread_id: str, watermark: int) -> bool:
-    """The startup pre-check: an output or a success at least as new as `watermark`."""
-    return _up_to_date(con, thread_id, watermark)
-
-
 def claim_stage1(con: sqlite3.Connection, thread_id: str, watermark: int, *, worker: str,
                  token: str, now: int, max_running: int, lease_s: int = LEASE_S) -> ClaimResult:
     lease_until = now + max(lease_s, 0)
     with immediate(con):
-        if _up_to_date(con, thread_id, watermark):
+        if is_up_to_date(con, thread_id, watermark):
             return ClaimResult(Claim.UP_TO_DATE)
         live_others = con.execute(
             "SELECT count(*) FROM jobs WHERE kind = ? AND job_key != ? AND status = 'running' "
