@@ -218,6 +218,19 @@ class CodexHome:
             "selected_for_phase2_source_updated_at": selected_for_phase2_source_updated_at,
         }
 
+    def update_stage1_output(self, thread_id: str, **columns: Any) -> None:
+        """Change columns of one existing `stage1_outputs` row."""
+        sets = ", ".join(f"{name} = ?" for name in columns)
+        con = sqlite3.connect(self.memories_db, timeout=30)
+        try:
+            with con:
+                changed = con.execute(f"UPDATE stage1_outputs SET {sets} WHERE thread_id = ?",
+                                      (*columns.values(), thread_id)).rowcount
+        finally:
+            con.close()
+        if changed != 1:
+            raise KeyError(f"no stage1_outputs row for thread {thread_id}")
+
     def add_job(self, kind: str, job_key: str, *, status: str, retry_remaining: int = 3,
                 **columns: Any) -> None:
         self._insert(self.ensure_memories_db(), "jobs", [{

@@ -12,7 +12,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,9 +54,15 @@ class Reply:
     cut: bool = False
     reset: bool = False
     stall_s: float = 0.0
+    probe: Callable[[], None] | None = None
 
     def after(self, delay_s: float) -> Reply:
         return dataclasses.replace(self, delay_s=delay_s)
+
+    def probed(self, probe: Callable[[], None]) -> Reply:
+        """Call `probe()` when the request arrives, before answering: it sees the files as
+        the implementation left them at that moment."""
+        return dataclasses.replace(self, probe=probe)
 
     def held(self, gate: Gate) -> Reply:
         return dataclasses.replace(self, gate=gate)
@@ -205,6 +211,7 @@ class MockModel:
     rules: list[Rule] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
     default: Reply = field(default_factory=lambda: message("mock default reply"))
+    probe_errors: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -219,6 +226,7 @@ class MockModel:
         with self._lock:
             self.rules = []
             self.requests = []
+            self.probe_errors = []
 
     def on(self, kind: str | None, *replies: Reply, contains: str | None = None,
            has_tool_output: bool | None = None, repeat_last: bool = True) -> Rule:
@@ -262,6 +270,12 @@ class MockModel:
             self.requests.append(Recorded(seq, kind, request.path, headers, body, time.time()))
             rule = next((r for r in self.rules if r.matches(kind, raw, tool_output)), None)
             reply = rule.take() if rule is not None else self.default
+        if reply.probe is not None:
+            try:
+                reply.probe()
+            except Exception as exc:  # the check sees it in `probe_errors`
+                with self._lock:
+                    self.probe_errors.append(f"{type(exc).__name__}: {exc}")
         if reply.delay_s:
             time.sleep(reply.delay_s)
         if reply.gate is not None:

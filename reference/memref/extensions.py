@@ -1,8 +1,13 @@
-"""Memory extensions: the ad-hoc notes extension seeded into every memory root (EXT-01)."""
+"""Memory extensions: the ad-hoc notes extension seeded into every memory root (EXT-01) and
+the retention of dated extension resources (EXT-02)."""
 
 from __future__ import annotations
 
+import logging
+from datetime import UTC, datetime
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 AD_HOC_DIR = Path("extensions") / "ad_hoc"
 AD_HOC_INSTRUCTIONS = """\
@@ -28,3 +33,43 @@ def seed_ad_hoc_instructions(root: Path) -> bool:
     except FileExistsError:
         return False
     return True
+
+
+RESOURCE_RETENTION_S = 7 * 86_400
+STAMP_FORMAT = "%Y-%m-%dT%H-%M-%S"
+
+
+def resource_time(name: str) -> int | None:
+    """The Unix time in a resource file name's `%Y-%m-%dT%H-%M-%S` (UTC) prefix, if any."""
+    if not name.endswith(".md"):
+        return None
+    try:
+        stamp = datetime.strptime(name[:19], STAMP_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return int(stamp.timestamp())
+
+
+def prune_resources(root: Path, now: int) -> list[Path]:
+    """Delete extension resources whose name is dated at least seven days ago (EXT-02).
+
+    Only extensions with an `instructions.md` are looked at, only files directly in their
+    `resources/`; a failed removal is logged and skipped."""
+    removed: list[Path] = []
+    base = root / "extensions"
+    if not base.is_dir():
+        return removed
+    for extension in sorted(base.iterdir()):
+        resources = extension / "resources"
+        if not (extension / "instructions.md").is_file() or not resources.is_dir():
+            continue
+        for entry in sorted(resources.iterdir()):
+            stamp = resource_time(entry.name)
+            if stamp is None or not entry.is_file() or stamp > now - RESOURCE_RETENTION_S:
+                continue
+            try:
+                entry.unlink()
+                removed.append(entry)
+            except OSError as exc:
+                log.warning("could not remove extension resource %s: %s", entry, exc)
+    return removed

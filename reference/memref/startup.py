@@ -1,4 +1,5 @@
-"""One startup of the memories pipeline on a Codex home (START-01..START-03)."""
+"""One startup of the memories pipeline on a Codex home (START-01..START-03): guards, memory
+root, extension seed, retention, rate-limit guard, Phase 1, then Phase 2."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from memref.config import CodexConfig, load_config
 from memref.extensions import seed_ad_hoc_instructions
 from memref.guard import rate_limits_ok
 from memref.phase1 import Phase1Summary, run_phase1
+from memref.phase2 import run_phase2
 from memref.retention import prune_stage1_outputs
 from memref.runtime import Runtime
 
@@ -34,6 +36,7 @@ class StartupResult:
     skipped_reason: str | None = None
     steps: list[str] = field(default_factory=list)
     phase1: Phase1Summary | None = None
+    phase2: str | None = None
 
 
 def memory_root(home: Path) -> Path:
@@ -77,4 +80,6 @@ def run_startup(home: Path, session: Session, rt: Runtime) -> StartupResult:
         return result
     result.phase1 = run_phase1(home, config, session.thread_id, rt, session.env)
     result.steps.append("phase1")
+    result.phase2 = run_phase2(home, root, config, session.thread_id, rt, session.env)
+    result.steps.append(f"phase2:{result.phase2}")
     return result

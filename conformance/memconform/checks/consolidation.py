@@ -1,0 +1,133 @@
+"""Helpers shared by the Phase-2 checks (not collected: no `test_` prefix)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel, Reply, custom_tool_call, message
+
+DAY_S = 86_400
+GLOBAL = "memory_consolidate_global"
+DIFF_FILE = "phase2_workspace_diff.md"
+RAW = "raw_memories.md"
+SUMMARIES = "rollout_summaries"
+EMPTY_RAW = "# Raw Memories\n\nNo raw memories yet.\n"
+DONE = "Memory is up to date."
+SECTION = re.compile(r"^## Thread `([^`]*)`$", re.M)
+GIT_TIMEOUT_S = 30
+
+
+def configure(home: CodexHome, memories: dict[str, Any] | None = None,
+              top: dict[str, Any] | None = None) -> None:
+    """Memories on, the consolidation job free to claim (no row yet)."""
+    home.write_config(memories={"min_rollout_idle_hours": 1, **(memories or {})}, top=top)
+
+
+def seed_memory(home: CodexHome, *, age_s: int = 2 * 3600, thread_id: str | None = None,
+                raw: str | None = None, summary: str | None = None, slug: str | None = "topic",
+                memory_mode: str = "enabled", git_branch: str | None = None,
+                **columns: Any) -> str:
+    """A thread and its stage-1 output, already up to date (Phase 1 leaves it alone);
+    `columns` go to the `stage1_outputs` row (usage_count, last_usage, …)."""
+    thread = home.add_thread(updated_ago_ms=age_s * 1000, thread_id=thread_id,
+                             memory_mode=memory_mode, git_branch=git_branch)
+    home.add_stage1_output(
+        thread.id, source_updated_at=thread.updated_at_ms // 1000,
+        raw_memory=f"- memory of {thread.id}" if raw is None else raw,
+        rollout_summary=f"Summary of {thread.id}." if summary is None else summary,
+        rollout_slug=slug, **columns)
+    return thread.id
+
+
+def agent_finishes(model: MockModel, reply: Reply | None = None) -> None:
+    """The consolidation agent answers at once, without a tool call."""
+    model.on("consolidation", reply or message(DONE))
+
+
+def agent_patches(model: MockModel, patch: str, *, first: Reply | None = None) -> None:
+    """The agent sends one `apply_patch` call, then finishes once it sees the tool output."""
+    model.on("consolidation", message(DONE), has_tool_output=True)
+    model.on("consolidation", first or custom_tool_call("apply_patch", patch, "call_patch"),
+             has_tool_output=False)
+
+
+def add_file(path: str, text: str) -> str:
+    body = "".join(f"+{line}\n" for line in text.splitlines())
+    return f"*** Begin Patch\n*** Add File: {path}\n{body}*** End Patch\n"
+
+
+def global_job(home: CodexHome) -> dict[str, Any] | None:
+    rows = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = ? AND job_key = "
+                      "'global'", (GLOBAL,))
+    return rows[0] if rows else None
+
+
+def marks(home: CodexHome) -> dict[str, tuple[int, int | None]]:
+    return {r["thread_id"]: (r["selected_for_phase2"], r["selected_for_phase2_source_updated_at"])
+            for r in home.query(home.memories_db, "SELECT * FROM stage1_outputs")}
+
+
+def raw_threads(home: CodexHome) -> list[str]:
+    """The thread ids of `raw_memories.md`'s sections, in file order."""
+    return SECTION.findall((home.memory_root / RAW).read_text(encoding="utf-8"))
+
+
+def summary_files(home: CodexHome) -> list[str]:
+    folder = home.memory_root / SUMMARIES
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def git(root: Path, *args: str) -> str:
+    """A read-only git query on the memory root, isolated from any user configuration."""
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    done = subprocess.run(["git", "-C", str(root), "-c", "core.quotepath=false", *args],
+                          env=env, capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr.decode(errors='replace')}"
+    return done.stdout.decode("utf-8", "replace")
+
+
+def commits(root: Path) -> list[str]:
+    return git(root, "rev-list", "--all").split()
+
+
+def committed_files(root: Path) -> list[str]:
+    return sorted(git(root, "ls-tree", "-r", "--name-only", "HEAD").splitlines())
+
+
+def status(root: Path) -> str:
+    return git(root, "status", "--porcelain", "--untracked-files=all")
+
+
+def diff_status(text: str) -> list[str]:
+    """The `- X path` lines of a workspace diff file's status list."""
+    section = text.split("## Status", 1)[1].split("## Diff", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("- ")]
+
+
+class Capture:
+    """What the memory root held when the first consolidation request arrived."""
+
+    def __init__(self, home: CodexHome) -> None:
+        self.home = home
+        self.diff_text: str | None = None
+        self.files: list[str] | None = None
+
+    def __call__(self) -> None:
+        if self.files is not None:
+            return
+        root = self.home.memory_root
+        path = root / DIFF_FILE
+        self.diff_text = path.read_text(encoding="utf-8") if path.is_file() else None
+        self.files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                            if p.is_file() and ".git" not in p.relative_to(root).parts)
+
+    @property
+    def diff(self) -> str:
+        assert self.files is not None, "no consolidation request arrived"
+        assert self.diff_text is not None, f"{DIFF_FILE} was not on disk when the agent started"
+        return self.diff_text

@@ -1,0 +1,232 @@
+"""FS: the input files a consolidation writes into the memory root, byte for byte
+(fixtures/phase2/stems.json for the summary file names)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from memconform.checks.consolidation import (
+    EMPTY_RAW,
+    RAW,
+    SUMMARIES,
+    agent_finishes,
+    configure,
+    global_job,
+    seed_memory,
+    summary_files,
+)
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel
+from memconform.plugin import StartupRunner
+from memconform.registry import check
+from memconform.resources import fixture_json
+from memconform.snapshots import tree
+
+STEMS = fixture_json("phase2", "stems.json")["cases"]
+RAW_HEADER = ("# Raw Memories\n\nMerged stage-1 raw memories (stable ascending thread-id "
+              "order):\n\n")
+FIRST = "0194f5a6-89ab-7cde-8123-456789abcdef"
+SECOND = "019a2b3c-4d5e-7f60-8a1b-2c3d4e5f6a7b"
+
+
+def rfc3339(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+
+
+def facts(home: CodexHome, thread_id: str) -> dict[str, Any]:
+    [thread] = home.query(home.state_db, "SELECT cwd, rollout_path, git_branch FROM threads "
+                          "WHERE id = ?", (thread_id,))
+    [output] = home.query(home.memories_db, "SELECT * FROM stage1_outputs WHERE thread_id = ?",
+                          (thread_id,))
+    return {**thread, **output}
+
+
+def run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    agent_finishes(model)
+    run_startup(home)
+    job = global_job(home)
+    assert job is not None and job["status"] == "done", f"consolidation did not finish: {job}"
+
+
+def stem_cases(level: str) -> list[dict[str, Any]]:
+    return [c for c in STEMS if c.get("level", "MUST") == level]
+
+
+def check_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+               case: dict[str, Any]) -> None:
+    configure(home)
+    seed_memory(home, thread_id=case["thread_id"], slug=case["slug"])
+    run(home, model, run_startup)
+    expected = case.get("stem")
+    if expected is None:
+        stamp = datetime.fromtimestamp(facts(home, case["thread_id"])["source_updated_at"], UTC)
+        expected = f"{stamp:%Y-%m-%dT%H-%M-%S}-{case['hash']}{case['suffix']}"
+    assert summary_files(home) == [f"{expected}.md"]
+    raw = (home.memory_root / RAW).read_text(encoding="utf-8")
+    assert f"rollout_summary_file: {expected}.md\n" in raw, "raw_memories.md names another file"
+
+
+@check("p2.fs.stem", title="summary files are named <id time>-<base-62 hash>[-<clean slug>]",
+       rules="FS-06", level="MUST", area="phase2")
+@pytest.mark.parametrize("case", stem_cases("MUST"), ids=[c["id"] for c in stem_cases("MUST")])
+def test_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+              case: dict[str, Any]) -> None:
+    check_stem(home, model, run_startup, case)
+
+
+@check("p2.fs.stem-non-uuid", title="a thread id that is not a UUID still gets a stable stem",
+       rules="FS-06", level="SHOULD", area="phase2")
+@pytest.mark.parametrize("case", stem_cases("SHOULD"),
+                         ids=[c["id"] for c in stem_cases("SHOULD")])
+def test_stem_non_uuid(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                       case: dict[str, Any]) -> None:
+    check_stem(home, model, run_startup, case)
+
+
+def stem(case_id: str) -> str:
+    return str(next(c["stem"] for c in STEMS if c["id"] == case_id))
+
+
+@check("p2.fs.raw-memories", title="raw_memories.md has the header, then one section per "
+       "thread in ascending id order with its fields and the trimmed memory", rules=("FS-02",
+                                                                                      "FS-03"),
+       level="MUST", area="phase2")
+def test_raw_memories(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home, thread_id=SECOND, age_s=3 * 3600, slug="deploy_notes",
+                raw="- Deploys go through `make release`.", git_branch="main")
+    seed_memory(home, thread_id=FIRST, age_s=5 * 3600, slug=None,
+                raw="\n\n  - The user prefers tabs.\n- Tests run with tox.  \n\t\n")
+    run(home, model, run_startup)
+    expected = RAW_HEADER
+    for thread_id, name, body in ((FIRST, stem("v7-no-slug"),
+                                   "- The user prefers tabs.\n- Tests run with tox."),
+                                  (SECOND, stem("other-v7-id"),
+                                   "- Deploys go through `make release`.")):
+        row = facts(home, thread_id)
+        expected += (f"## Thread `{thread_id}`\nupdated_at: {rfc3339(row['source_updated_at'])}\n"
+                     f"cwd: {row['cwd']}\nrollout_path: {row['rollout_path']}\n"
+                     f"rollout_summary_file: {name}.md\n\n{body}\n\n")
+    assert (home.memory_root / RAW).read_text(encoding="utf-8") == expected
+
+
+@check("p2.fs.raw-memories-empty", title="with nothing selected raw_memories.md is exactly the "
+       "placeholder", rules="FS-02", level="MUST", area="phase2")
+def test_raw_memories_empty(home: CodexHome, model: MockModel,
+                            run_startup: StartupRunner) -> None:
+    configure(home)
+    home.ensure_state_db()
+    run(home, model, run_startup)
+    assert (home.memory_root / RAW).read_bytes() == EMPTY_RAW.encode()
+    assert summary_files(home) == []
+
+
+SUMMARY_CASES = {
+    "with-branch": ("feature/memory-branch", "# Release work\nShipped 1.2."),
+    "without-branch": (None, "# Release work\nShipped 1.2."),
+    "summary-kept-verbatim": (None, "  padded summary with trailing blank line\n\n"),
+}
+
+
+@check("p2.fs.summary-file", title="a summary file lists thread_id, updated_at, rollout_path, "
+       "cwd, the branch if any, a blank line and the summary verbatim", rules=("FS-03",
+                                                                               "FS-04"),
+       level="MUST", area="phase2")
+@pytest.mark.parametrize("case", sorted(SUMMARY_CASES))
+def test_summary_file(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                      case: str) -> None:
+    branch, summary = SUMMARY_CASES[case]
+    configure(home)
+    seed_memory(home, thread_id=FIRST, slug=None, summary=summary, git_branch=branch)
+    run(home, model, run_startup)
+    row = facts(home, FIRST)
+    header = (f"thread_id: {FIRST}\nupdated_at: {rfc3339(row['source_updated_at'])}\n"
+              f"rollout_path: {row['rollout_path']}\ncwd: {row['cwd']}\n")
+    if branch is not None:
+        header += f"git_branch: {branch}\n"
+    path = home.memory_root / SUMMARIES / f"{stem('v7-no-slug')}.md"
+    assert path.read_text(encoding="utf-8") == f"{header}\n{summary}\n"
+
+
+@check("p2.fs.updated-at", title="updated_at is RFC 3339 in whole seconds with +00:00",
+       rules="FS-03", level="MUST", area="phase2", needs=("clock.inject",))
+def test_updated_at(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home, thread_id=FIRST, slug=None, age_s=2 * 3600 + 1)
+    run(home, model, run_startup)
+    text = (home.memory_root / SUMMARIES / f"{stem('v7-no-slug')}.md").read_text(
+        encoding="utf-8")
+    assert "updated_at: 2026-06-01T09:59:59+00:00\n" in text
+    assert "updated_at: 2026-06-01T09:59:59+00:00\n" in (home.memory_root / RAW).read_text(
+        encoding="utf-8")
+
+
+@check("p2.fs.stale-summaries", title="summaries of threads no longer selected are removed; "
+       "entries that are not .md files stay", rules="FS-05", level="MUST", area="phase2")
+def test_stale_summaries(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home, thread_id=FIRST, slug=None)
+    folder = home.memory_root / SUMMARIES
+    folder.mkdir(parents=True)
+    for name in (f"{SECOND}.md", "2025-01-01T00-00-00-abcd-old.md", "notes.txt", "keep.md.bak"):
+        (folder / name).write_text("old\n", encoding="utf-8")
+    run(home, model, run_startup)
+    assert summary_files(home) == sorted([f"{stem('v7-no-slug')}.md", "notes.txt",
+                                          "keep.md.bak"])
+
+
+@check("p2.fs.stale-summary-unremovable", title="an .md entry that cannot be removed does not "
+       "stop the sync", rules="FS-05", level="SHOULD", area="phase2")
+def test_stale_summary_unremovable(home: CodexHome, model: MockModel,
+                                   run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home, thread_id=FIRST, slug=None)
+    (home.memory_root / SUMMARIES / "stale.md").mkdir(parents=True)
+    run(home, model, run_startup)
+    assert f"{stem('v7-no-slug')}.md" in summary_files(home)
+    assert raw_sections_of(home) == [FIRST]
+
+
+def raw_sections_of(home: CodexHome) -> list[str]:
+    text = (home.memory_root / RAW).read_text(encoding="utf-8")
+    return [line[len("## Thread `"):-1] for line in text.splitlines()
+            if line.startswith("## Thread `")]
+
+
+OUTPUTS = {"MEMORY.md": "# Memory\n- kept\n", "memory_summary.md": "v1\nkept\n",
+           "skills/demo/SKILL.md": "---\nname: demo\n---\nkept\n"}
+
+
+@check("p2.fs.outputs-kept", title="with nothing selected MEMORY.md, memory_summary.md and "
+       "skills/ are left for the agent", rules="FS-07", level="MUST", area="phase2")
+def test_outputs_kept(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    home.ensure_state_db()
+    for name, text in OUTPUTS.items():
+        (home.memory_root / name).parent.mkdir(parents=True, exist_ok=True)
+        (home.memory_root / name).write_text(text, encoding="utf-8")
+    (home.memory_root / SUMMARIES).mkdir()
+    (home.memory_root / SUMMARIES / f"{stem('v7-no-slug')}.md").write_text("gone\n")
+    run(home, model, run_startup)
+    for name, text in OUTPUTS.items():
+        assert (home.memory_root / name).read_text(encoding="utf-8") == text, f"{name} changed"
+    assert summary_files(home) == []
+
+
+@check("p2.fs.tree", title="the memory root after one consolidation (snapshot)",
+       rules=("FS-01", "FS-02", "FS-04"), level="MUST", area="phase2")
+def test_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+              snapshot: SnapshotAssertion) -> None:
+    configure(home)
+    seed_memory(home, thread_id=FIRST, slug="Tabs & Tox", raw="- The user prefers tabs.",
+                summary="# Tooling\nThe user set up tox.")
+    seed_memory(home, thread_id=SECOND, slug=None, raw="- Deploys use make.",
+                summary="# Deploys\nA release.", git_branch="main")
+    run(home, model, run_startup)
+    files = {k: v for k, v in tree(home.memory_root).items()
+             if not k.startswith("extensions/")}
+    assert files == snapshot

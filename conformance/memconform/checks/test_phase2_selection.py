@@ -1,0 +1,121 @@
+"""P2-SEL: which stage-1 outputs a consolidation materialises (fixtures/phase2/selection.json),
+seen through `raw_memories.md`, the summary files and the selection marks after success."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memconform.checks.consolidation import (
+    DONE,
+    EMPTY_RAW,
+    RAW,
+    agent_finishes,
+    configure,
+    global_job,
+    marks,
+    raw_threads,
+    seed_memory,
+    summary_files,
+)
+from memconform.clock import HarnessClock
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel, message
+from memconform.plugin import StartupRunner
+from memconform.registry import check
+from memconform.resources import fixture_json
+
+CASES = fixture_json("phase2", "selection.json")["cases"]
+RULES = ("P2-SEL-01", "P2-SEL-02", "P2-SEL-03")
+
+
+def seed(home: CodexHome, clock: HarnessClock, spec: dict[str, Any]) -> str:
+    age_s = round(spec["age_h"] * 3600)
+    columns: dict[str, Any] = {}
+    if "usage_count" in spec:
+        columns["usage_count"] = spec["usage_count"]
+    if "last_used_h" in spec:
+        columns["last_usage"] = clock.now - round(spec["last_used_h"] * 3600)
+    if "generated_h" in spec:
+        columns["generated_at"] = clock.now - round(spec["generated_h"] * 3600)
+    texts = {k: spec[k] for k in ("raw", "summary") if k in spec}
+    if spec.get("no_thread"):
+        thread_id = spec.get("id") or home.uuid7(clock.now_ms - age_s * 1000)
+        home.add_stage1_output(thread_id, source_updated_at=(clock.now_ms - age_s * 1000)
+                               // 1000, raw_memory=texts.get("raw", "- orphan"),
+                               rollout_summary=texts.get("summary", "Orphan."), **columns)
+        return thread_id
+    thread_id = seed_memory(home, age_s=age_s, thread_id=spec.get("id"),
+                            memory_mode=spec.get("memory_mode", "enabled"), **texts, **columns)
+    if spec.get("previously_selected"):
+        [row] = home.query(home.memories_db, "SELECT source_updated_at FROM stage1_outputs "
+                           "WHERE thread_id = ?", (thread_id,))
+        home.update_stage1_output(thread_id, selected_for_phase2=1,
+                                  selected_for_phase2_source_updated_at=row["source_updated_at"])
+    return thread_id
+
+
+def run_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+             clock: HarnessClock, case: dict[str, Any]) -> None:
+    configure(home, case.get("config"))
+    home.ensure_state_db()
+    home.ensure_memories_db()
+    ids = {spec["label"]: seed(home, clock, spec) for spec in case["memories"]}
+    agent_finishes(model)
+    run_startup(home)
+    expected = sorted((ids[label] for label in case["selected"]), key=str.encode)
+    assert raw_threads(home) == expected, "raw_memories.md holds the wrong threads or order"
+    if not expected:
+        assert (home.memory_root / RAW).read_text(encoding="utf-8") == EMPTY_RAW
+    files = summary_files(home)
+    assert len(files) == len(expected), f"rollout summaries: {files}"
+    for thread_id in expected:
+        assert any(thread_id in (home.memory_root / "rollout_summaries" / name).read_text(
+            encoding="utf-8") for name in files), f"no summary file for {thread_id}"
+    job = global_job(home)
+    assert job is not None and job["status"] == "done", f"consolidation job: {job}"
+    got = marks(home)
+    for label, thread_id in ids.items():
+        if thread_id in got:
+            selected = label in case["selected"]
+            assert got[thread_id][0] == int(selected), f"{label}: selected_for_phase2 wrong"
+
+
+@check("p2.sel.select", title="a consolidation materialises the top-ranked eligible outputs "
+       "of enabled threads, in thread-id order", rules=RULES, level="MUST", area="phase2")
+@pytest.mark.parametrize("case", [c for c in CASES if not c.get("exact_clock")],
+                         ids=[c["id"] for c in CASES if not c.get("exact_clock")])
+def test_select(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                clock: HarnessClock, case: dict[str, Any]) -> None:
+    run_case(home, model, run_startup, clock, case)
+
+
+@check("p2.sel.bounds", title="the unused-days window includes its bound", rules="P2-SEL-01",
+       level="MUST", area="phase2", needs=("clock.inject",))
+@pytest.mark.parametrize("case", [c for c in CASES if c.get("exact_clock")],
+                         ids=[c["id"] for c in CASES if c.get("exact_clock")])
+def test_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                clock: HarnessClock, case: dict[str, Any]) -> None:
+    run_case(home, model, run_startup, clock, case)
+
+
+@check("p2.sel.refreshed-snapshot", title="a row refreshed after its selection is not marked "
+       "as selected", rules="P2-SEL-03", level="MUST", area="phase2")
+def test_refreshed_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner
+                            ) -> None:
+    configure(home)
+    kept = seed_memory(home, age_s=3 * 3600)
+    refreshed = seed_memory(home, age_s=4 * 3600)
+
+    [row] = home.query(home.memories_db, "SELECT source_updated_at FROM stage1_outputs WHERE "
+                       "thread_id = ?", (refreshed,))
+
+    def refresh() -> None:
+        home.update_stage1_output(refreshed, source_updated_at=row["source_updated_at"] + 1)
+
+    agent_finishes(model, message(DONE).probed(refresh))
+    run_startup(home)
+    got = marks(home)
+    assert got[kept][0] == 1, "the untouched row was not marked selected"
+    assert got[refreshed] == (0, None), "a refreshed row was marked with a stale snapshot"

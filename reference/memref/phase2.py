@@ -1,0 +1,128 @@
+"""Phase 2: claim the consolidation job, materialise the selection into the memory root, and
+run the consolidation agent only when the git workspace differs from its baseline
+(P2-RUN-01..P2-RUN-06). Every failure is recorded under a named `last_error`."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+
+from memref import jobs, store, workspace
+from memref.agent import AgentError, AgentRun, LostOwnership, run_agent
+from memref.config import CodexConfig
+from memref.extensions import prune_resources
+from memref.materialize import sync_inputs
+from memref.prompts import consolidation_prompt
+from memref.runtime import Runtime
+from memref.selection import Selected, select
+
+log = logging.getLogger(__name__)
+
+
+class Failed(Exception):
+    """A step failed; `reason` is the `last_error` label."""
+
+    def __init__(self, reason: str, detail: object) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
+def completion_watermark(claimed: int, selected: list[Selected]) -> int:
+    return max([claimed] + [memory.source_updated_at for memory in selected])
+
+
+def _load(home: Path, config: CodexConfig, now: int) -> list[Selected]:
+    memories = store.open_memories_db(home)
+    state = store.open_state_db(home)
+    try:
+        if state is None:
+            raise store.StoreError("the state DB disappeared")
+        return select(memories, state, limit=config.memories.max_raw_memories_for_consolidation,
+                      max_unused_days=config.memories.max_unused_days, now=now)
+    finally:
+        memories.close()
+        if state is not None:
+            state.close()
+
+
+def run_phase2(home: Path, root: Path, config: CodexConfig, session_thread: str, rt: Runtime,
+               env: dict[str, str]) -> str:
+    """One consolidation attempt; returns its status label."""
+    con = store.open_memories_db(home)
+    try:
+        token = rt.uuid4()
+        try:
+            outcome, claimed_watermark = jobs.claim_global(con, worker=session_thread,
+                                                           token=token, now=rt.now)
+        except sqlite3.Error as exc:
+            log.warning("Phase 2 claim failed: %s", exc)
+            return "failed_claim"
+        if outcome is not jobs.GlobalClaim.CLAIMED:
+            return str(outcome.value)
+        try:
+            return _run_claimed(home, root, config, rt, env, con, token, claimed_watermark)
+        except Failed as exc:
+            log.warning("Phase 2 failed: %s", exc)
+            if not jobs.global_failed(con, token, exc.reason, now=rt.now):
+                jobs.global_failed_if_unowned(con, token, exc.reason, now=rt.now)
+            return exc.reason
+    finally:
+        con.close()
+
+
+def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
+                 env: dict[str, str], con: sqlite3.Connection, token: str,
+                 claimed_watermark: int) -> str:
+    try:
+        workspace.prepare(root, rt.now)
+    except (OSError, workspace.WorkspaceError) as exc:
+        raise Failed("failed_prepare_workspace", exc) from exc
+    try:
+        selected = _load(home, config, rt.now)
+    except (sqlite3.Error, store.StoreError) as exc:
+        raise Failed("failed_load_stage1_outputs", exc) from exc
+    try:
+        sync_inputs(root, selected)
+        prune_resources(root, rt.now)
+    except OSError as exc:
+        raise Failed("failed_sync_workspace_inputs", exc) from exc
+    try:
+        changes = workspace.diff(root)
+    except (OSError, workspace.WorkspaceError) as exc:
+        raise Failed("failed_workspace_status", exc) from exc
+    watermark = completion_watermark(claimed_watermark, selected)
+    keys = [memory.key for memory in selected]
+    if not changes.has_changes:
+        jobs.global_succeeded(con, token, watermark, keys, now=rt.now)
+        return "succeeded_no_workspace_changes"
+    try:
+        workspace.write_diff_file(root, changes)
+    except OSError as exc:
+        raise Failed("failed_workspace_diff_file", exc) from exc
+    if config.provider is None:
+        raise Failed("failed_spawn_agent", "no model_provider configured")
+    run = AgentRun(model=config.consolidation_model, thread_id=rt.uuid7(),
+                   prompt=consolidation_prompt(str(root), workspace.DIFF_FILE,
+                                               (root / "extensions").is_dir()))
+    try:
+        run_agent(config, root, run, env,
+                  still_owned=lambda: jobs.heartbeat_global(con, token, now=rt.now))
+    except LostOwnership as exc:
+        log.warning("Phase 2 stopped: %s", exc)
+        return "lost_ownership"
+    except AgentError as exc:
+        raise Failed("failed_agent", exc) from exc
+    try:
+        owned = jobs.heartbeat_global(con, token, now=rt.now)
+    except sqlite3.Error as exc:
+        raise Failed("failed_confirm_ownership", exc) from exc
+    if not owned:
+        log.warning("Phase 2 lost ownership before the baseline reset; nothing recorded")
+        return "lost_ownership"
+    try:
+        workspace.reset(root, rt.now)
+    except (OSError, workspace.WorkspaceError) as exc:
+        raise Failed("failed_workspace_commit", exc) from exc
+    jobs.global_succeeded(con, token, watermark, keys, now=rt.now)
+    return "succeeded"

@@ -1,0 +1,138 @@
+"""The memory root as a git workspace: baseline, diff against it, the diff file, and the reset
+after a successful consolidation (GIT-01..GIT-05, DIFF-01, DIFF-02). Uses the `git` executable,
+isolated from the user's git configuration."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+DIFF_FILE = "phase2_workspace_diff.md"
+IDENTITY = "Codex <noreply@openai.com>"
+MESSAGE = "Initialize Codex git baseline"
+TRAILER = f"Co-authored-by: {IDENTITY}"
+MAX_DIFF_BYTES = 4 * 1024 * 1024
+GIT_TIMEOUT_S = 60
+SETTINGS = ("core.quotepath=false", "core.autocrlf=false", "core.hooksPath=/dev/null",
+            "core.excludesFile=/dev/null", "core.fileMode=true", "core.symlinks=true",
+            "commit.gpgsign=false", "init.defaultBranch=main", "diff.renames=false")
+
+
+class WorkspaceError(RuntimeError):
+    """A git operation on the memory root failed; the message carries git's own words."""
+
+
+@dataclass(frozen=True)
+class Diff:
+    changes: list[tuple[str, str]]  # (A|M|D, slash-separated path), sorted by path
+    text: str
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.changes)
+
+
+def _git(root: Path, *args: str, now: int | None = None, index: Path | None = None) -> str:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_DIR": str(root / ".git"), "GIT_WORK_TREE": str(root),
+           "GIT_AUTHOR_NAME": "Codex", "GIT_AUTHOR_EMAIL": "noreply@openai.com",
+           "GIT_COMMITTER_NAME": "Codex", "GIT_COMMITTER_EMAIL": "noreply@openai.com"}
+    if now is not None:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"@{now} +0000"
+    if index is not None:
+        env["GIT_INDEX_FILE"] = str(index)
+    command = ["git"] + [part for s in SETTINGS for part in ("-c", s)] + list(args)
+    try:
+        done = subprocess.run(command, cwd=root, env=env, capture_output=True,
+                              timeout=GIT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise WorkspaceError(f"git {args[0]} in {root}: {exc}") from exc
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip()
+        raise WorkspaceError(f"git {args[0]} in {root} exited {done.returncode}: {detail}")
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _commit_baseline(root: Path, now: int) -> None:
+    _remove(root / ".git")
+    _git(root, "init", "-q")
+    _git(root, "add", "--all", "--force")
+    _git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", MESSAGE, "-m", TRAILER,
+         now=now)
+
+
+def _usable(root: Path) -> bool:
+    if not (root / ".git").is_dir() or (root / ".git").is_symlink():
+        return False
+    try:
+        _git(root, "rev-parse", "--verify", "-q", "HEAD^{tree}")
+    except WorkspaceError:
+        return False
+    return True
+
+
+def prepare(root: Path, now: int) -> None:
+    """Create the root, drop a stale diff file, and keep a usable baseline or commit the
+    current content as a fresh one."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / DIFF_FILE).unlink(missing_ok=True)
+    if not _usable(root):
+        _commit_baseline(root, now)
+
+
+def diff(root: Path) -> Diff:
+    """Working files against the baseline commit, computed in a scratch index."""
+    (root / DIFF_FILE).unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="memref-index-") as scratch:
+        index = Path(scratch) / "index"
+        _git(root, "add", "--all", "--force", index=index)
+        names = _git(root, "diff", "--cached", "--no-renames", "--name-status", "-z", "HEAD",
+                     index=index)
+        text = _git(root, "diff", "--cached", "--no-renames", "HEAD", index=index)
+    fields = names.split("\0")
+    changes = [(fields[i], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
+    changes.sort(key=lambda change: change[1].encode("utf-8"))
+    return Diff(changes, text)
+
+
+def _cut(text: str, limit: int) -> str:
+    """The longest prefix of `text` whose UTF-8 encoding fits in `limit` bytes."""
+    return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
+
+
+def render_diff_file(workspace_diff: Diff) -> str:
+    lines = ["# Memory Workspace Diff", "",
+             "Written before this consolidation; read it first and leave it unchanged.", "",
+             "## Status"]
+    if not workspace_diff.changes:
+        return "\n".join([*lines, "- none"]) + "\n"
+    lines += [f"- {status} {path}" for status, path in workspace_diff.changes]
+    body = workspace_diff.text
+    if len(body.encode("utf-8")) > MAX_DIFF_BYTES:
+        body = _cut(body, MAX_DIFF_BYTES)
+        body = body if body.endswith("\n") else body + "\n"
+        body += f"\n[workspace diff truncated at {MAX_DIFF_BYTES} bytes]\n"
+    elif not body.endswith("\n"):
+        body += "\n"
+    return "\n".join([*lines, "", "## Diff", "", "```diff"]) + "\n" + body + "```\n"
+
+
+def write_diff_file(root: Path, workspace_diff: Diff) -> None:
+    (root / DIFF_FILE).write_text(render_diff_file(workspace_diff), encoding="utf-8")
+
+
+def reset(root: Path, now: int) -> None:
+    """Replace the history with one commit of the current tree (the diff file removed)."""
+    (root / DIFF_FILE).unlink(missing_ok=True)
+    _commit_baseline(root, now)
