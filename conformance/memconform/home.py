@@ -218,16 +218,20 @@ class CodexHome:
             "selected_for_phase2_source_updated_at": selected_for_phase2_source_updated_at,
         }
 
+    def execute(self, db: Path, sql: str, params: tuple[Any, ...] = ()) -> int:
+        """One write statement in its own transaction; the number of rows it changed."""
+        con = sqlite3.connect(db, timeout=30)
+        try:
+            with con:
+                return con.execute(sql, params).rowcount
+        finally:
+            con.close()
+
     def update_stage1_output(self, thread_id: str, **columns: Any) -> None:
         """Change columns of one existing `stage1_outputs` row."""
         sets = ", ".join(f"{name} = ?" for name in columns)
-        con = sqlite3.connect(self.memories_db, timeout=30)
-        try:
-            with con:
-                changed = con.execute(f"UPDATE stage1_outputs SET {sets} WHERE thread_id = ?",
-                                      (*columns.values(), thread_id)).rowcount
-        finally:
-            con.close()
+        changed = self.execute(self.memories_db, f"UPDATE stage1_outputs SET {sets} WHERE "
+                               "thread_id = ?", (*columns.values(), thread_id))
         if changed != 1:
             raise KeyError(f"no stage1_outputs row for thread {thread_id}")
 

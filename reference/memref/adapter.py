@@ -28,6 +28,7 @@ CAPABILITIES = (
     "jobs.stage1",
     "auth.chatgpt",
     "jobs.phase2",
+    "agent.apply_patch",
 )
 
 

@@ -13,6 +13,7 @@ from memconform.mockmodel import MockModel, Reply, custom_tool_call, message
 
 DAY_S = 86_400
 GLOBAL = "memory_consolidate_global"
+COOLDOWN_S = 21_600
 DIFF_FILE = "phase2_workspace_diff.md"
 RAW = "raw_memories.md"
 SUMMARIES = "rollout_summaries"
@@ -65,6 +66,20 @@ def global_job(home: CodexHome) -> dict[str, Any] | None:
     rows = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = ? AND job_key = "
                       "'global'", (GLOBAL,))
     return rows[0] if rows else None
+
+
+def expire_cooldown(home: CodexHome) -> None:
+    """Move the last consolidation back past the six-hour cooldown (the clock stays put)."""
+    changed = home.execute(home.memories_db, "UPDATE jobs SET finished_at = finished_at - ?"
+                           " WHERE kind = ? AND job_key = 'global'", (COOLDOWN_S + 1, GLOBAL))
+    assert changed == 1, "no consolidation job row to move back"
+
+
+def consolidations(model: MockModel) -> int:
+    """How many agent conversations were started (requests carrying no tool output yet)."""
+    return sum(1 for r in model.of_kind("consolidation")
+               if not any(str(i.get("type", "")).endswith("_output")
+                          for i in (r.body.get("input") or []) if isinstance(i, dict)))
 
 
 def marks(home: CodexHome) -> dict[str, tuple[int, int | None]]:
