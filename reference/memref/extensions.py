@@ -61,11 +61,13 @@ def prune_resources(root: Path, now: int) -> list[Path]:
         return removed
     for extension in sorted(base.iterdir()):
         resources = extension / "resources"
-        if not (extension / "instructions.md").is_file() or not resources.is_dir():
+        if (not (extension / "instructions.md").is_file() or not resources.is_dir()
+                or resources.is_symlink()):
             continue
         for entry in sorted(resources.iterdir()):
             stamp = resource_time(entry.name)
-            if stamp is None or not entry.is_file() or stamp > now - RESOURCE_RETENTION_S:
+            if (stamp is None or entry.is_symlink() or not entry.is_file()
+                    or stamp > now - RESOURCE_RETENTION_S):
                 continue
             try:
                 entry.unlink()

@@ -107,14 +107,14 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
                                                (root / "extensions").is_dir()))
     try:
         run_agent(config, root, run, env,
-                  still_owned=lambda: jobs.heartbeat_global(con, token, now=rt.now))
+                  still_owned=lambda: jobs.heartbeat_global(con, token, now=rt.elapsed_now()))
     except LostOwnership as exc:
         log.warning("Phase 2 stopped: %s", exc)
         return "lost_ownership"
-    except AgentError as exc:
+    except (AgentError, sqlite3.Error) as exc:
         raise Failed("failed_agent", exc) from exc
     try:
-        owned = jobs.heartbeat_global(con, token, now=rt.now)
+        owned = jobs.heartbeat_global(con, token, now=rt.elapsed_now())
     except sqlite3.Error as exc:
         raise Failed("failed_confirm_ownership", exc) from exc
     if not owned:

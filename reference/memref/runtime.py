@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -14,14 +15,21 @@ class Runtime:
     now_ms: int
     seed: int = 0
     rng: random.Random = field(init=False, repr=False)
+    started: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
+        self.started = time.monotonic()
 
     @property
     def now(self) -> int:
         """Whole Unix seconds."""
         return self.now_ms // 1000
+
+    def elapsed_now(self) -> int:
+        """`now` moved on by the wall time this operation has taken (for lease extensions,
+        which must outlast a long run; records keep the fixed `now`)."""
+        return self.now + int(time.monotonic() - self.started)
 
     def uuid4(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))

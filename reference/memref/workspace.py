@@ -101,7 +101,9 @@ def diff(root: Path) -> Diff:
                      index=index)
         text = _git(root, "diff", "--cached", "--no-renames", "HEAD", index=index)
     fields = names.split("\0")
-    changes = [(fields[i], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
+    # git's T (type change, e.g. file to symlink) is a modification here
+    changes = [(fields[i] if fields[i] in ("A", "D") else "M", fields[i + 1])
+               for i in range(0, len(fields) - 1, 2)]
     changes.sort(key=lambda change: change[1].encode("utf-8"))
     return Diff(changes, text)
 

@@ -11,9 +11,26 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from memconform.checks.consolidation import (
-    DIFF_FILE, DONE, RAW, SUMMARIES, Capture, add_file, agent_finishes, agent_patches, commits,
-    committed_files, configure, consolidations, diff_status, expire_cooldown, git, global_job,
-    seed_memory, status, summary_files)
+    DIFF_FILE,
+    DONE,
+    RAW,
+    SUMMARIES,
+    Capture,
+    add_file,
+    agent_finishes,
+    agent_patches,
+    commits,
+    committed_files,
+    configure,
+    consolidations,
+    diff_status,
+    expire_cooldown,
+    git,
+    global_job,
+    seed_memory,
+    status,
+    summary_files,
+)
 from memconform.checks.stage1 import WALL_TOLERANCE_S
 from memconform.clock import HarnessClock
 from memconform.home import CodexHome
@@ -25,7 +42,6 @@ from memconform.snapshots import Masker
 IDENTITY = "Codex <noreply@openai.com>"
 SUBJECT = "Initialize Codex git baseline"
 TRAILER = f"Co-authored-by: {IDENTITY}"
-APPLY = ("agent.apply_patch",)
 
 
 def captured_run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> Capture:
@@ -121,7 +137,7 @@ def test_clean_after_success(home: CodexHome, model: MockModel,
 
 @check("p2.git.history-reset", title="every success replaces the history with one fresh "
        "commit holding the agent's outputs", rules=("GIT-04", "AGENT-04"), level="MUST",
-       area="phase2", needs=APPLY)
+       area="phase2")
 def test_history_reset(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     seed_memory(home)
@@ -154,8 +170,7 @@ def test_failure_stays_dirty(home: CodexHome, model: MockModel,
 
 
 @check("p2.git.baseline-kept", title="a usable baseline is kept: a hand edit since the last "
-       "success shows as modified", rules=("GIT-01", "GIT-03"), level="MUST", area="phase2",
-       needs=APPLY)
+       "success shows as modified", rules=("GIT-01", "GIT-03"), level="MUST", area="phase2")
 def test_baseline_kept(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     seed_memory(home)
@@ -169,11 +184,10 @@ def test_baseline_kept(home: CodexHome, model: MockModel, run_startup: StartupRu
     assert "-- old" in capture.diff and "+- edited by hand" in capture.diff
 
 
-UNUSABLE = {
-    "git-is-a-file": lambda root: (root / ".git").write_text("gitdir: /nonexistent\n"),
-    "git-is-empty": lambda root: (root / ".git").mkdir(),
-    "git-without-head": lambda root: ((root / ".git").mkdir(),
-                                      (root / ".git" / "HEAD").write_text("garbage\n")),
+UNUSABLE = {  # name: what is at <root>/.git before the run
+    "git-is-a-file": {"": "gitdir: /nonexistent\n"},
+    "git-is-empty": {},
+    "git-without-head": {"HEAD": "garbage\n"},
 }
 
 
@@ -185,7 +199,14 @@ def test_unusable_recreated(home: CodexHome, model: MockModel, run_startup: Star
     configure(home)
     seed_memory(home)
     home.memory_root.mkdir(parents=True)
-    UNUSABLE[case](home.memory_root)
+    spec = UNUSABLE[case]
+    metadata = home.memory_root / ".git"
+    if "" in spec:
+        metadata.write_text(spec[""])
+    else:
+        metadata.mkdir()
+        for name, text in spec.items():
+            (metadata / name).write_text(text)
     agent_finishes(model)
     run_startup(home)
     job = global_job(home)

@@ -1,0 +1,241 @@
+"""AGENT: the consolidation agent's request, its confinement to the memory root, and its
+isolation from the memories pipeline it serves."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memconform.checks.consolidation import (
+    DIFF_FILE,
+    add_file,
+    agent_finishes,
+    agent_patches,
+    committed_files,
+    configure,
+    consolidations,
+    expire_cooldown,
+    global_job,
+    seed_memory,
+    status,
+)
+from memconform.checks.stage1 import VALID_OUTPUT
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel, Recorded, json_output
+from memconform.plugin import StartupRunner
+from memconform.registry import check
+
+MARKER_RAW = "- marker raw memory 7f3a"
+MARKER_SUMMARY = "marker memory summary 91c2"
+
+
+def first_request(model: MockModel) -> Recorded:
+    requests = model.of_kind("consolidation")
+    assert requests, "no consolidation request"
+    return requests[0]
+
+
+def input_text(request: Recorded) -> str:
+    body = request.body
+    assert isinstance(body, dict)
+    return json.dumps(body.get("input"))
+
+
+@check("p2.agent.request", title="the agent's request is marked as memory consolidation, asks "
+       "for medium reasoning, and names the memory root and the diff file",
+       rules="AGENT-01", level="MUST", area="phase2")
+def test_request(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home, raw=MARKER_RAW)
+    agent_finishes(model)
+    run_startup(home)
+    request = first_request(model)
+    assert request.headers.get("x-openai-subagent") == "memory_consolidation"
+    assert request.body.get("reasoning", {}).get("effort") == "medium"
+    text = input_text(request)
+    assert str(home.memory_root) in text, "the prompt does not name the memory root"
+    assert DIFF_FILE in text, "the prompt does not point at the diff file"
+    assert "v1" in text, "the prompt does not ask for the v1 summary header"
+
+
+@check("p2.agent.no-inlined-memories", title="memories are not inlined into the agent's "
+       "prompt: it reads them from the files", rules="AGENT-01", level="MUST", area="phase2")
+def test_no_inlined_memories(home: CodexHome, model: MockModel,
+                             run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home, raw=MARKER_RAW)
+    agent_finishes(model)
+    run_startup(home)
+    assert MARKER_RAW not in first_request(model).text
+
+
+MODELS = {"override": ({"consolidation_model": "override.phase-two"}, "override.phase-two"),
+          "default": ({}, "gpt-5.4")}
+
+
+@check("p2.agent.model", title="the agent uses memories.consolidation_model, else the "
+       "provider's consolidation default", rules="AGENT-01", level="SHOULD", area="phase2")
+@pytest.mark.parametrize("case", sorted(MODELS))
+def test_model(home: CodexHome, model: MockModel, run_startup: StartupRunner, case: str) -> None:
+    memories, expected = MODELS[case]
+    configure(home, memories)
+    seed_memory(home)
+    agent_finishes(model)
+    run_startup(home)
+    assert first_request(model).body.get("model") == expected
+
+
+NETWORK_TOOLS = ("web_search", "web_fetch", "fetch", "http", "browser")
+
+
+@check("p2.agent.no-network-tools", title="the agent is offered no web or network tool",
+       rules="AGENT-02", level="SHOULD", area="phase2")
+def test_no_network_tools(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home)
+    agent_finishes(model)
+    run_startup(home)
+    tools = first_request(model).body.get("tools") or []
+    names = [str(t.get("name") or t.get("type")) for t in tools]
+    assert not [n for n in names if any(w in n.lower() for w in NETWORK_TOOLS)], names
+
+
+@check("p2.agent.writes-land", title="files the agent writes with apply_patch become the new "
+       "baseline", rules=("AGENT-04", "GIT-04"), level="MUST", area="phase2")
+def test_writes_land(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home)
+    patch = ("*** Begin Patch\n*** Add File: MEMORY.md\n+# Memory\n+- tabs\n"
+             "*** Add File: memory_summary.md\n+v1\n+The user prefers tabs.\n*** End Patch\n")
+    agent_patches(model, patch)
+    run_startup(home)
+    root = home.memory_root
+    assert (root / "MEMORY.md").read_text() == "# Memory\n- tabs\n"
+    assert (root / "memory_summary.md").read_text().startswith("v1\n")
+    assert {"MEMORY.md", "memory_summary.md"} <= set(committed_files(root))
+    assert status(root) == ""
+    outputs = [i for r in model.of_kind("consolidation") for i in (r.body.get("input") or [])
+               if isinstance(i, dict) and i.get("call_id") == "call_patch"
+               and str(i.get("type", "")).endswith("_output")]
+    assert outputs, "the tool result was not sent back to the model"
+
+
+def outside_targets(home: CodexHome) -> dict[str, tuple[str, Path]]:
+    """name: (patch path as the agent writes it, file that must not appear or change)."""
+    work = Path(f"{home.path}-work")
+    return {
+        "parent-dir": ("../escaped.md", home.path / "escaped.md"),
+        "absolute-home": (str(home.path / "escaped.md"), home.path / "escaped.md"),
+        "session-cwd": (str(work / "escaped.md"), work / "escaped.md"),
+        "git-dir": (".git/hooks/post-commit", home.memory_root / ".git/hooks/post-commit"),
+        "symlinked-dir": ("linked/escaped.md", home.path / "elsewhere" / "escaped.md"),
+        "codex-config": ("../config.toml", home.path / "config.toml"),
+    }
+
+
+@check("p2.agent.confined", title="the agent cannot write outside the memory root, through a "
+       "symlink, or into .git; the model is told", rules="AGENT-02", level="MUST",
+       area="phase2")
+@pytest.mark.parametrize("case", ["parent-dir", "absolute-home", "session-cwd", "git-dir",
+                                  "symlinked-dir", "codex-config"])
+def test_confined(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                  case: str) -> None:
+    configure(home)
+    seed_memory(home)
+    target_path, target = outside_targets(home)[case]
+    (home.path / "elsewhere").mkdir()
+    home.memory_root.mkdir(parents=True, exist_ok=True)
+    os.symlink(home.path / "elsewhere", home.memory_root / "linked")
+    Path(f"{home.path}-work").mkdir(exist_ok=True)
+    before = target.read_bytes() if target.exists() else None
+    verb = "Update" if case == "codex-config" else "Add"
+    if verb == "Add":
+        patch = add_file(target_path, "escaped")
+    else:
+        first = before.decode().splitlines()[0] if before else ""
+        patch = (f"*** Begin Patch\n*** Update File: {target_path}\n@@\n-{first}\n+escaped\n"
+                 "*** End Patch\n")
+    agent_patches(model, patch)
+    run_startup(home)
+    after = target.read_bytes() if target.exists() else None
+    assert after == before, f"the agent wrote {target}"
+    followups = [r for r in model.of_kind("consolidation")
+                 if "call_patch" in r.text and "_output" in r.text]
+    assert followups, "the refused call got no tool result"
+
+
+def rollouts_mentioning(home: CodexHome, needle: str) -> list[Path]:
+    sessions = home.path / "sessions"
+    if not sessions.is_dir():
+        return []
+    return [p for p in sessions.rglob("*.jsonl") if needle in p.read_text(errors="replace")]
+
+
+@check("p2.agent.no-rollout", title="the agent's session writes no rollout and no thread row",
+       rules="AGENT-03", level="MUST", area="phase2")
+def test_no_rollout(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home)
+    agent_finishes(model)
+    run_startup(home)
+    request = first_request(model)
+    agent_thread = request.headers.get("thread-id")
+    assert not rollouts_mentioning(home, DIFF_FILE), "a rollout recorded the agent's session"
+    rows = home.query(home.state_db, "SELECT id FROM threads")
+    if agent_thread:
+        assert agent_thread not in {r["id"] for r in rows}, "the agent got a thread row"
+    assert not home.query(home.state_db, "SELECT id FROM threads WHERE thread_source = "
+                          "'memory_consolidation' OR source LIKE '%consolidation%'")
+
+
+@check("p2.agent.not-a-candidate", title="a later startup never extracts the agent's own "
+       "session", rules="AGENT-03", level="MUST", area="phase2")
+def test_not_a_candidate(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home, {"min_rollout_idle_hours": 0})
+    seed_memory(home)
+    agent_finishes(model)
+    run_startup(home)
+    expire_cooldown(home)
+    model.reset()
+    model.on("stage1", json_output(VALID_OUTPUT))
+    agent_finishes(model)
+    run_startup(home)
+    assert not [r for r in model.of_kind("stage1") if DIFF_FILE in r.text], \
+        "the agent's session was sent for extraction"
+
+
+@check("p2.agent.memories-off-inside", title="the agent's prompt carries no injected memory "
+       "and offers no memory tools", rules="AGENT-03", level="MUST", area="phase2")
+def test_memories_off_inside(home: CodexHome, model: MockModel,
+                             run_startup: StartupRunner) -> None:
+    configure(home, top={"features": {"memories": True}})
+    seed_memory(home)
+    home.memory_root.mkdir(parents=True)
+    (home.memory_root / "memory_summary.md").write_text(f"v1\n{MARKER_SUMMARY}\n")
+    agent_finishes(model)
+    run_startup(home)
+    body: dict[str, Any] = first_request(model).body
+    assert MARKER_SUMMARY not in json.dumps(body.get("instructions")), \
+        "the memory summary was injected into the agent's instructions"
+    assert not any(MARKER_SUMMARY in json.dumps(i) for i in body.get("input") or []
+                   if isinstance(i, dict) and i.get("role") == "developer")
+    names = [str(t.get("name", "")) for t in body.get("tools") or []]
+    assert not [n for n in names if "memor" in n.lower()], f"memory tools offered: {names}"
+
+
+@check("p2.agent.one-conversation", title="one consolidation runs one agent conversation",
+       rules="AGENT-04", level="MUST", area="phase2")
+def test_one_conversation(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home)
+    agent_finishes(model)
+    run_startup(home)
+    assert consolidations(model) == 1
+    job = global_job(home)
+    assert job is not None and job["status"] == "done"
+
+

@@ -1,0 +1,100 @@
+"""EXT-02, EXT-03: dated extension resources are retired during the sync, and any change under
+`extensions/` is work for the consolidation agent (fixtures/phase2/resources.json)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memconform.checks.consolidation import (
+    DONE,
+    Capture,
+    agent_finishes,
+    configure,
+    consolidations,
+    diff_status,
+    expire_cooldown,
+    global_job,
+    seed_memory,
+)
+from memconform.clock import HarnessClock
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel, message
+from memconform.plugin import StartupRunner
+from memconform.registry import check
+from memconform.resources import fixture_json
+
+CASES = fixture_json("phase2", "resources.json")["cases"]
+EXTENSION = Path("extensions") / "chronicle"
+
+
+def resource(home: CodexHome, clock: HarnessClock, case: dict[str, Any]) -> Path:
+    """Write the case's extension and resource; the resource's path relative to the root."""
+    root = home.memory_root
+    (root / EXTENSION / "resources").mkdir(parents=True, exist_ok=True)
+    if case.get("instructions", True):
+        (root / EXTENSION / "instructions.md").write_text("How to read the chronicle.\n")
+    name = case.get("name")
+    if name is None:
+        stamp = datetime.fromtimestamp(clock.now - case["age_s"], UTC)
+        name = f"{stamp:%Y-%m-%dT%H-%M-%S}{case.get('suffix', '-note.md')}"
+    rel: Path = EXTENSION / "resources" / str(case.get("subdir", "")) / str(name)
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text("A chronicle entry.\n")
+    return rel
+
+
+def run_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+             clock: HarnessClock, case: dict[str, Any]) -> None:
+    configure(home)
+    seed_memory(home)
+    rel = resource(home, clock, case)
+    capture = Capture(home)
+    agent_finishes(model, message(DONE).probed(capture))
+    run_startup(home)
+    assert (home.memory_root / rel).exists() is not case["deleted"], \
+        f"{rel} was {'kept' if case['deleted'] else 'deleted'}"
+    deleted_line = f"- D {rel.as_posix()}"
+    assert (deleted_line in diff_status(capture.diff)) is case["deleted"]
+
+
+@check("p2.ext.retention", title="extension resources dated seven days ago or more are "
+       "deleted; undated, non-Markdown, nested or unmanaged files stay", rules="EXT-02",
+       level="MUST", area="phase2")
+@pytest.mark.parametrize("case", [c for c in CASES if not c.get("exact_clock")],
+                         ids=[c["id"] for c in CASES if not c.get("exact_clock")])
+def test_retention(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                   clock: HarnessClock, case: dict[str, Any]) -> None:
+    run_case(home, model, run_startup, clock, case)
+
+
+@check("p2.ext.retention-bound", title="the seven-day bound is inclusive", rules="EXT-02",
+       level="SHOULD", area="phase2", needs=("clock.inject",))
+@pytest.mark.parametrize("case", [c for c in CASES if c.get("exact_clock")],
+                         ids=[c["id"] for c in CASES if c.get("exact_clock")])
+def test_retention_bound(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                         clock: HarnessClock, case: dict[str, Any]) -> None:
+    run_case(home, model, run_startup, clock, case)
+
+
+@check("p2.ext.dirty", title="a new extension resource alone starts a consolidation",
+       rules="EXT-03", level="MUST", area="phase2")
+def test_dirty(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+               clock: HarnessClock) -> None:
+    configure(home)
+    seed_memory(home)
+    agent_finishes(model)
+    run_startup(home)
+    job = global_job(home)
+    assert job is not None and job["status"] == "done"
+    expire_cooldown(home)
+    model.reset()
+    rel = resource(home, clock, {"age_s": 60})
+    capture = Capture(home)
+    agent_finishes(model, message(DONE).probed(capture))
+    run_startup(home)
+    assert consolidations(model) == 1, "the extension change did not start an agent"
+    assert f"- A {rel.as_posix()}" in diff_status(capture.diff)
