@@ -118,3 +118,20 @@ def test_delay_is_applied(mock: mm.MockModel) -> None:
 def test_unknown_rule_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="kind"):
         mm.Rule([mm.message("x")], kind="bogus")
+
+
+def test_probe_runs_before_the_answer_and_its_errors_are_kept(mock: mm.MockModel) -> None:
+    seen: list[int] = []
+
+    def probe() -> None:
+        seen.append(len(mock.requests))
+        if len(seen) == 2:
+            raise OSError("probe broke")
+
+    mock.on("main", mm.message("ok").probed(probe))
+    assert send(mock, {"input": []}).output_text() == "ok"
+    assert send(mock, {"input": []}).output_text() == "ok"
+    assert seen == [1, 2]
+    assert mock.probe_errors == ["OSError: probe broke"]
+    mock.reset()
+    assert mock.probe_errors == []

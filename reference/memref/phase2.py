@@ -32,6 +32,11 @@ def completion_watermark(claimed: int, selected: list[Selected]) -> int:
     return max([claimed] + [memory.source_updated_at for memory in selected])
 
 
+def still_owned(con: sqlite3.Connection, token: str, rt: Runtime) -> bool:
+    """Extend the lease; false when another worker holds the job now (P2-RUN-04)."""
+    return jobs.heartbeat_global(con, token, now=rt.elapsed_now())
+
+
 def _load(home: Path, config: CodexConfig, now: int) -> list[Selected]:
     memories = store.open_memories_db(home)
     state = store.open_state_db(home)
@@ -106,15 +111,14 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
                    prompt=consolidation_prompt(str(root), workspace.DIFF_FILE,
                                                (root / "extensions").is_dir()))
     try:
-        run_agent(config, root, run, env,
-                  still_owned=lambda: jobs.heartbeat_global(con, token, now=rt.elapsed_now()))
+        run_agent(config, root, run, env, still_owned=lambda: still_owned(con, token, rt))
     except LostOwnership as exc:
         log.warning("Phase 2 stopped: %s", exc)
         return "lost_ownership"
     except (AgentError, sqlite3.Error) as exc:
         raise Failed("failed_agent", exc) from exc
     try:
-        owned = jobs.heartbeat_global(con, token, now=rt.elapsed_now())
+        owned = still_owned(con, token, rt)
     except sqlite3.Error as exc:
         raise Failed("failed_confirm_ownership", exc) from exc
     if not owned:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +51,12 @@ def agent_finishes(model: MockModel, reply: Reply | None = None) -> None:
     model.on("consolidation", reply or message(DONE))
 
 
-def agent_patches(model: MockModel, patch: str, *, first: Reply | None = None) -> None:
-    """The agent sends one `apply_patch` call, then finishes once it sees the tool output."""
-    model.on("consolidation", message(DONE), has_tool_output=True)
+def agent_patches(model: MockModel, patch: str, *, first: Reply | None = None,
+                  then: Callable[[], None] | None = None) -> None:
+    """The agent sends one `apply_patch` call, then finishes once it sees the tool output
+    (`then` probes the files at that moment)."""
+    finish = message(DONE)
+    model.on("consolidation", finish.probed(then) if then else finish, has_tool_output=True)
     model.on("consolidation", first or custom_tool_call("apply_patch", patch, "call_patch"),
              has_tool_output=False)
 

@@ -159,13 +159,14 @@ def test_confined(home: CodexHome, model: MockModel, run_startup: StartupRunner,
         first = before.decode().splitlines()[0] if before else ""
         patch = (f"*** Begin Patch\n*** Update File: {target_path}\n@@\n-{first}\n+escaped\n"
                  "*** End Patch\n")
-    agent_patches(model, patch)
+    seen: list[bytes | None] = []
+    agent_patches(model, patch, then=lambda: seen.append(
+        target.read_bytes() if target.exists() else None))
     run_startup(home)
+    assert seen, "the refused call got no tool result"
+    assert seen[0] == before, f"the agent wrote {target}"
     after = target.read_bytes() if target.exists() else None
-    assert after == before, f"the agent wrote {target}"
-    followups = [r for r in model.of_kind("consolidation")
-                 if "call_patch" in r.text and "_output" in r.text]
-    assert followups, "the refused call got no tool result"
+    assert after == before, f"{target} changed during the run"
 
 
 def rollouts_mentioning(home: CodexHome, needle: str) -> list[Path]:

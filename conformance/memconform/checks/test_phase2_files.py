@@ -213,7 +213,9 @@ def test_outputs_kept(home: CodexHome, model: MockModel, run_startup: StartupRun
     (home.memory_root / SUMMARIES / f"{stem('v7-no-slug')}.md").write_text("gone\n")
     run(home, model, run_startup)
     for name, text in OUTPUTS.items():
-        assert (home.memory_root / name).read_text(encoding="utf-8") == text, f"{name} changed"
+        path = home.memory_root / name
+        assert path.is_file(), f"{name} was deleted"
+        assert path.read_text(encoding="utf-8") == text, f"{name} changed"
     assert summary_files(home) == []
 
 

@@ -1,0 +1,14 @@
+"""The unused window is judged by source time only, never by the last use."""
+
+from memconform.mutants import Mutant, patch
+from memref import selection
+from memref.adapter import ReferenceAdapter
+
+MUTANT = Mutant("m72-window-ignores-last-use", __doc__ or "",
+                ("p2.sel.select[stale-use-drops-fresh-unused-stays]",))
+
+
+def factory() -> ReferenceAdapter:
+    window = selection.ELIGIBLE.split(" AND ((")[0]
+    patch(selection, "ELIGIBLE", f"{window} AND source_updated_at >= :cutoff")
+    return ReferenceAdapter()

@@ -1,0 +1,77 @@
+"""Unit tests of the reference's Phase-2 helpers: stems, the workspace, extension retention."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memref import workspace
+from memref.extensions import prune_resources, resource_time
+from memref.materialize import summary_stem
+from memref.phase2 import completion_watermark
+from memref.selection import Selected
+
+V7 = "0194f5a6-89ab-7cde-8123-456789abcdef"
+
+
+@pytest.mark.parametrize("spelling", [V7, V7.upper(), V7.replace("-", ""), f"{{{V7}}}",
+                                      f"urn:uuid:{V7}"])
+def test_stem_accepts_the_uuid_spellings_rust_accepts(spelling: str) -> None:
+    assert summary_stem(spelling, 0, None) == "2025-02-11T15-35-19-jqmb"
+
+
+def test_stem_treats_oddly_hyphenated_ids_as_plain_text() -> None:
+    odd = "01-94f5a6-89ab-7cde-8123-456789abcdef"
+    assert summary_stem(odd, 86_400, None).startswith("1970-01-02T00-00-00-")
+
+
+def test_workspace_statuses_and_reset(tmp_path: Path) -> None:
+    root = tmp_path / "memories"
+    root.mkdir()
+    (root / "a.md").write_text("a\n")
+    (root / "b.md").write_text("b\n")
+    workspace.prepare(root, 1_780_000_000)
+    assert not workspace.diff(root).has_changes
+    (root / "a.md").unlink()
+    os.symlink("b.md", root / "a.md")  # a type change reports as M
+    (root / "b.md").unlink()
+    (root / "c.md").write_text("c\n")
+    assert workspace.diff(root).changes == [("M", "a.md"), ("D", "b.md"), ("A", "c.md")]
+    workspace.write_diff_file(root, workspace.diff(root))
+    workspace.reset(root, 1_780_000_100)
+    assert not (root / workspace.DIFF_FILE).exists()
+    assert not workspace.diff(root).has_changes
+
+
+def test_diff_file_bound_cuts_on_a_character_boundary() -> None:
+    text = "+" + "é" * (workspace.MAX_DIFF_BYTES // 2) + "\n"
+    rendered = workspace.render_diff_file(workspace.Diff([("M", "MEMORY.md")], text))
+    assert "- M MEMORY.md\n" in rendered
+    assert rendered.endswith(f"\n[workspace diff truncated at {workspace.MAX_DIFF_BYTES} "
+                             "bytes]\n```\n")
+    assert "\ufffd" not in rendered
+
+
+def test_resource_times_and_symlinks_are_left_alone(tmp_path: Path) -> None:
+    assert resource_time("2026-04-07T12-00-00-note.md") == 1_775_563_200
+    assert resource_time("2026-04-07T12-00-00-note.txt") is None
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "2020-01-01T00-00-00-x.md").write_text("keep")
+    ext = tmp_path / "memories" / "extensions" / "linked"
+    ext.mkdir(parents=True)
+    (ext / "instructions.md").write_text("i")
+    os.symlink(outside, ext / "resources")
+    assert prune_resources(tmp_path / "memories", 1_780_000_000) == []
+    assert (outside / "2020-01-01T00-00-00-x.md").exists()
+
+
+def test_completion_watermark() -> None:
+    def sel(source: int) -> Selected:
+        return Selected("t", source, "r", "s", None, "/", "/r", None)
+
+    assert completion_watermark(1000, [sel(123)]) == 1000
+    assert completion_watermark(777, []) == 777
+    assert completion_watermark(200, [sel(123), sel(456)]) == 456
