@@ -255,22 +255,14 @@ def global_succeeded(con: sqlite3.Connection, token: str, completed_watermark: i
 
 
 def global_failed(con: sqlite3.Connection, token: str, reason: str, now: int,
-                  delay_s: int = RETRY_DELAY_S) -> bool:
+                  delay_s: int = RETRY_DELAY_S, *, or_unowned: bool = False) -> bool:
+    """Record a failed consolidation with a retry backoff (P2-JOB-04); `or_unowned` also
+    recovers a running row whose token was cleared."""
+    owner = "(ownership_token = ? OR ownership_token IS NULL)" if or_unowned else \
+        "ownership_token = ?"
     with immediate(con):
         return con.execute(
             "UPDATE jobs SET status = 'error', finished_at = ?, lease_until = NULL,"
             " retry_at = ?, retry_remaining = max(retry_remaining - 1, 0), last_error = ?"
-            " WHERE kind = ? AND job_key = ? AND status = 'running' AND ownership_token = ?",
-            (now, now + max(delay_s, 0), reason, GLOBAL, GLOBAL_KEY, token)).rowcount > 0
-
-
-def global_failed_if_unowned(con: sqlite3.Connection, token: str, reason: str, now: int,
-                             delay_s: int = RETRY_DELAY_S) -> bool:
-    """As `global_failed`, but also recovers a running row whose token was cleared."""
-    with immediate(con):
-        return con.execute(
-            "UPDATE jobs SET status = 'error', finished_at = ?, lease_until = NULL,"
-            " retry_at = ?, retry_remaining = max(retry_remaining - 1, 0), last_error = ?"
-            " WHERE kind = ? AND job_key = ? AND status = 'running'"
-            " AND (ownership_token = ? OR ownership_token IS NULL)",
+            f" WHERE kind = ? AND job_key = ? AND status = 'running' AND {owner}",
             (now, now + max(delay_s, 0), reason, GLOBAL, GLOBAL_KEY, token)).rowcount > 0

@@ -70,7 +70,7 @@ def run_phase2(home: Path, root: Path, config: CodexConfig, session_thread: str,
         except Failed as exc:
             log.warning("Phase 2 failed: %s", exc)
             if not jobs.global_failed(con, token, exc.reason, now=rt.now):
-                jobs.global_failed_if_unowned(con, token, exc.reason, now=rt.now)
+                jobs.global_failed(con, token, exc.reason, now=rt.now, or_unowned=True)
             return exc.reason
     finally:
         con.close()

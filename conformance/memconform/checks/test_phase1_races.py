@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from memconform.adapters import Adapter
+from memconform.checks.racing import race
 from memconform.checks.stage1 import VALID_OUTPUT, configure, job, output, requests_for
 from memconform.clock import HarnessClock
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
-from memconform.plugin import StartupRunner, startup_args
+from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 SESSIONS = 4
 
-
-def race(home: CodexHome, clock: HarnessClock, adapters: list[Adapter]) -> None:
-    """Start one session per adapter on `home` at once and wait for all of them."""
-    def one(indexed: tuple[int, Adapter]) -> None:
-        index, adapter = indexed
-        args = startup_args(home, clock, seed=1000 + index)
-        adapter.call("startup", args, timeout_s=args["timeout_s"] + 30)
-
-    with ThreadPoolExecutor(max_workers=len(adapters)) as pool:
-        list(pool.map(one, enumerate(adapters)))
 
 
 @check("p1.race.same-thread", title="sessions racing on one home extract a thread once",
@@ -34,7 +24,7 @@ def test_same_thread(home: CodexHome, model: MockModel, clock: HarnessClock,
     configure(home)
     thread = home.add_thread()
     model.on("stage1", json_output(VALID_OUTPUT).after(0.3))
-    race(home, clock, impl_pool(SESSIONS))
+    race(home, clock, impl_pool(SESSIONS), seed=1000)
     assert len(requests_for(model, thread.id)) == 1, "the thread was extracted more than once"
     row = job(home, thread.id)
     assert row is not None and row["status"] == "done"
@@ -48,7 +38,7 @@ def test_many_threads(home: CodexHome, model: MockModel, clock: HarnessClock,
     configure(home, {"max_rollouts_per_startup": 3})
     threads = [home.add_thread(updated_ago_ms=(2 * 60 + i) * 60_000) for i in range(8)]
     model.on("stage1", json_output(VALID_OUTPUT).after(0.2))
-    race(home, clock, impl_pool(SESSIONS))
+    race(home, clock, impl_pool(SESSIONS), seed=1000)
     counts = [len(requests_for(model, t.id)) for t in threads]
     assert max(counts) == 1, f"a thread was extracted twice: {counts}"
     assert 3 <= sum(counts) <= 8

@@ -4,7 +4,6 @@ that crashed under its lease."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from memconform.adapters import Adapter
 from memconform.checks.consolidation import (
@@ -22,23 +21,15 @@ from memconform.checks.consolidation import (
     seed_memory,
     status,
 )
+from memconform.checks.racing import race
 from memconform.clock import HarnessClock
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, custom_tool_call, message
-from memconform.plugin import StartupRunner, startup_args
+from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 SESSIONS = 4
 
-
-def race(home: CodexHome, clock: HarnessClock, adapters: list[Adapter]) -> None:
-    def one(indexed: tuple[int, Adapter]) -> None:
-        index, adapter = indexed
-        args = startup_args(home, clock, seed=2000 + index)
-        adapter.call("startup", args, timeout_s=args["timeout_s"] + 30)
-
-    with ThreadPoolExecutor(max_workers=len(adapters)) as pool:
-        list(pool.map(one, enumerate(adapters)))
 
 
 @check("p2.race.one-agent", title="startups racing on one home run one consolidation agent "
@@ -49,7 +40,7 @@ def test_one_agent(home: CodexHome, model: MockModel, clock: HarnessClock,
     for age in (2, 3, 4):
         seed_memory(home, age_s=age * 3600)
     agent_finishes(model, message(DONE).after(0.3))
-    race(home, clock, impl_pool(SESSIONS))
+    race(home, clock, impl_pool(SESSIONS), seed=2000)
     assert consolidations(model) == 1, f"{consolidations(model)} agents ran"
     job = global_job(home)
     assert job is not None and job["status"] == "done", f"job: {job}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,24 @@ def patch(target: object, name: str, value: object) -> None:
     if not hasattr(target, name):
         raise AttributeError(f"mutant target {target!r} has no attribute {name!r}")
     setattr(target, name, value)
+
+
+def waive_refusal(word: str) -> None:
+    """Make the reference agent's path confinement let through the refusals that mention
+    `word` (the other refusals stay)."""
+    from memref import patch as patching
+
+    original = patching.confined
+
+    def confined(root: Path, rel: str) -> Path:
+        try:
+            return original(root, rel)
+        except patching.PatchError as exc:
+            if word in str(exc):
+                return root / rel
+            raise
+
+    patch(patching, "confined", confined)
 
 
 def discover() -> list[tuple[str, Mutant]]:
