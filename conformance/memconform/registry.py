@@ -16,7 +16,8 @@ AREAS = {
     "store": "On-disk SQLite schema of the memories store",
     "tokens": "Token counting rules",
     "phase1": "Phase 1: candidates, stage-1 jobs, input, output, redaction, retention, races",
-    "phase2": "Phase 2: the global consolidation job",
+    "phase2": "Phase 2: the consolidation job, selection, files, git workspace, agent",
+    "read": "Read path: citations in assistant messages",
 }
 MARKER = "memcheck"
 F = TypeVar("F", bound=Callable[..., Any])

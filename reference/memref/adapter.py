@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memref import __version__, jobs, store, tokens
+from memref import __version__, citations, jobs, store, tokens
 from memref.config import ConfigError, load_config
 from memref.runtime import Runtime
 from memref.stage1_output import StageOneOutput
@@ -29,6 +29,7 @@ CAPABILITIES = (
     "auth.chatgpt",
     "jobs.phase2",
     "agent.apply_patch",
+    "citations.parse",
 )
 
 
@@ -49,6 +50,7 @@ class ReferenceAdapter:
             "startup": self.startup,
             "config.resolve": self.config_resolve,
             "tokens.approx": lambda args: {"tokens": tokens.approx_token_count(args["text"])},
+            "citations.parse": self.citations_parse,
             "stage1.claim": self.stage1_claim,
             "stage1.finish": self.stage1_finish,
             "phase2.claim": self.phase2_claim,
@@ -162,6 +164,16 @@ class ReferenceAdapter:
             yield con
         finally:
             con.close()
+
+    @staticmethod
+    def citations_parse(args: dict[str, Any]) -> dict[str, Any]:
+        visible, bodies = citations.strip_citations(args["text"])
+        parsed = citations.parse_citation(bodies)
+        return {"visible_text": visible,
+                "citation": None if parsed is None else {
+                    "entries": [dataclasses.asdict(e) for e in parsed.entries],
+                    "rollout_ids": parsed.rollout_ids},
+                "thread_ids": citations.cited_threads(parsed) if parsed else []}
 
     def config_resolve(self, args: dict[str, Any]) -> dict[str, Any]:
         config = load_config(Path(args["home"]))
