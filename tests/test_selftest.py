@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli
 from memconform.mutants import Mutant, discover
 from memconform.selftest import Outcome, judge_broken, judge_mutant
+
+
+# about 80 mutant runs of a few seconds each on two workers, with room for a slow machine
+SELFTEST_TIMEOUT_S = 1500
 
 
 def rec(check_id: str, status: str) -> dict[str, str]:
     return {"id": check_id, "status": status}
 
 
+@pytest.mark.timeout(SELFTEST_TIMEOUT_S + 60)
 def test_selftest_kills_every_mutant(tmp_path: Path) -> None:
     result = run_cli("selftest", "--report-dir", str(tmp_path / "s"), cwd=tmp_path,
-                     timeout=600)
+                     timeout=SELFTEST_TIMEOUT_S)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "all killed" in result.stdout
     assert len(discover()) >= 5
