@@ -10,7 +10,6 @@ from conftest import run_cli
 from memconform.mutants import Mutant, discover
 from memconform.selftest import Outcome, judge_broken, judge_mutant
 
-
 # about 80 mutant runs of a few seconds each on two workers, with room for a slow machine
 SELFTEST_TIMEOUT_S = 1500
 
