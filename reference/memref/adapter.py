@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memref import __version__, citations, jobs, store, tokens
+from memref import __version__, citations, jobs, store, tokens, usage
 from memref.config import ConfigError, load_config
 from memref.runtime import Runtime
 from memref.stage1_output import StageOneOutput
@@ -30,6 +30,7 @@ CAPABILITIES = (
     "jobs.phase2",
     "agent.apply_patch",
     "citations.parse",
+    "turn.message",
 )
 
 
@@ -51,6 +52,7 @@ class ReferenceAdapter:
             "config.resolve": self.config_resolve,
             "tokens.approx": lambda args: {"tokens": tokens.approx_token_count(args["text"])},
             "citations.parse": self.citations_parse,
+            "turn.message": self.turn_message,
             "stage1.claim": self.stage1_claim,
             "stage1.finish": self.stage1_finish,
             "phase2.claim": self.phase2_claim,
@@ -174,6 +176,16 @@ class ReferenceAdapter:
                     "entries": [dataclasses.asdict(e) for e in parsed.entries],
                     "rollout_ids": parsed.rollout_ids},
                 "thread_ids": citations.cited_threads(parsed) if parsed else []}
+
+    def turn_message(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A completed assistant message: hide its citations and count the cited memories."""
+        parsed = self.citations_parse(args)
+        rt = self._runtime(args)
+        updates = 0
+        if parsed["thread_ids"]:
+            with self._memories(args) as con:
+                updates = usage.record_usage(con, parsed["thread_ids"], rt.now)
+        return {**parsed, "usage_updates": updates}
 
     def config_resolve(self, args: dict[str, Any]) -> dict[str, Any]:
         config = load_config(Path(args["home"]))

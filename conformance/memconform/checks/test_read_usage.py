@@ -1,0 +1,102 @@
+"""USAGE: a completed assistant message's citation counts the cited memories
+(fixtures/read/usage.json, through `turn.message`), and that feeds the next selection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memconform.adapters import Adapter
+from memconform.checks.consolidation import agent_finishes, configure, raw_threads, seed_memory
+from memconform.checks.stage1 import assert_now
+from memconform.clock import HarnessClock
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel
+from memconform.plugin import StartupRunner
+from memconform.registry import check
+from memconform.resources import fixture_json
+
+CASES = fixture_json("read", "usage.json")["cases"]
+NEEDS = ("turn.message",)
+
+
+def message(ids: list[str]) -> str:
+    body = "".join(f"{i}\n" for i in ids)
+    return ("Here is the answer.\n<oai-mem-citation>\n<citation_entries>\n"
+            "MEMORY.md:1-2|note=[used]\n</citation_entries>\n"
+            f"<rollout_ids>\n{body}</rollout_ids>\n</oai-mem-citation>")
+
+
+def send(impl: Adapter, home: CodexHome, clock: HarnessClock, text: str) -> dict[str, Any]:
+    result: dict[str, Any] = impl.call("turn.message", {
+        "home": str(home.path), "text": text, "now_ms": clock.request_now(), "seed": 1})
+    return result
+
+
+def spell(raw: str, ids: dict[str, str]) -> str:
+    for label, tid in ids.items():
+        raw = raw.replace(f"{{{label}-simple}}", tid.replace("-", ""))
+        raw = raw.replace(f"{{{label.upper()}}}", tid.upper()).replace(f"{{{label}}}", tid)
+    return raw
+
+
+@check("read.usage.writeback", title="each distinct cited id with a stage-1 row gets one more "
+       "use and last_usage = now; others are ignored", rules=("USAGE-01", "USAGE-03",
+                                                               "TID-02"),
+       level="SHOULD", area="read", needs=NEEDS)
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_writeback(impl: Adapter, home: CodexHome, clock: HarnessClock,
+                   case: dict[str, Any]) -> None:
+    home.ensure_state_db()
+    ids: dict[str, str] = {}
+    before: dict[str, Any] = {}
+    for label, spec in case["rows"].items():
+        columns = {"usage_count": spec.get("usage_count")}
+        if "last_used_s" in spec:
+            columns["last_usage"] = clock.now + spec["last_used_s"]
+        ids[label] = seed_memory(home, **columns)
+        before[label] = columns.get("last_usage")
+    result = send(impl, home, clock, message([spell(i, ids) for i in case["ids"]]))
+    assert result["visible_text"] == "Here is the answer.\n"
+    assert result["usage_updates"] == case["updates"]
+    rows = {r["thread_id"]: r for r in home.query(home.memories_db,
+                                                  "SELECT * FROM stage1_outputs")}
+    stamps = set()
+    for label, tid in ids.items():
+        assert rows[tid]["usage_count"] == case["after"][label], f"{label}: usage_count"
+        if label in case["used"]:
+            assert_now(rows[tid]["last_usage"], clock, f"{label}.last_usage")
+            stamps.add(rows[tid]["last_usage"])
+        else:
+            assert rows[tid]["last_usage"] == before[label], f"{label}: last_usage changed"
+    assert len(stamps) <= 1, "one message stamped its rows with different times"
+
+
+@check("read.usage.feeds-selection", title="a cited memory outranks an uncited, newer one in "
+       "the next consolidation", rules=("USAGE-04", "P2-SEL-02"), level="SHOULD",
+       area="read", needs=NEEDS)
+def test_feeds_selection(impl: Adapter, home: CodexHome, clock: HarnessClock, model: MockModel,
+                         run_startup: StartupRunner) -> None:
+    configure(home, {"max_raw_memories_for_consolidation": 1})
+    old = seed_memory(home, age_s=20 * 86_400)
+    seed_memory(home, age_s=2 * 3600)
+    send(impl, home, clock, message([old]))
+    agent_finishes(model)
+    run_startup(home)
+    assert raw_threads(home) == [old]
+
+
+@check("read.usage.saves-from-pruning", title="a recent use keeps an old memory from being "
+       "pruned", rules=("USAGE-04", "RET-01"), level="SHOULD", area="read", needs=NEEDS)
+def test_saves_from_pruning(impl: Adapter, home: CodexHome, clock: HarnessClock,
+                            model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home, {"max_unused_days": 5})
+    cited = seed_memory(home, age_s=10 * 86_400)
+    uncited = seed_memory(home, age_s=10 * 86_400 + 60)
+    send(impl, home, clock, message([cited]))
+    agent_finishes(model)
+    run_startup(home)
+    left = {r["thread_id"] for r in home.query(home.memories_db,
+                                               "SELECT thread_id FROM stage1_outputs")}
+    assert cited in left and uncited not in left
