@@ -75,3 +75,11 @@ def test_completion_watermark() -> None:
     assert completion_watermark(1000, [sel(123)]) == 1000
     assert completion_watermark(777, []) == 777
     assert completion_watermark(200, [sel(123), sel(456)]) == 456
+
+
+def test_every_stem_vector_including_unit_only_ones() -> None:
+    from memconform.resources import fixture_json
+
+    for case in fixture_json("phase2", "stems.json")["cases"]:
+        expected = case.get("stem") or f"2026-06-01T12-00-00-{case['hash']}{case['suffix']}"
+        assert summary_stem(case["thread_id"], 1_780_315_200, case["slug"]) == expected, case["id"]

@@ -13,6 +13,7 @@ from typing import Any
 
 from memref import __version__, citations, jobs, store, tokens, usage
 from memref.config import ConfigError, load_config
+from memref.injection import developer_fragments
 from memref.runtime import Runtime
 from memref.stage1_output import StageOneOutput
 from memref.startup import Session, run_startup
@@ -31,6 +32,7 @@ CAPABILITIES = (
     "agent.apply_patch",
     "citations.parse",
     "turn.message",
+    "turn.instructions",
 )
 
 
@@ -53,6 +55,8 @@ class ReferenceAdapter:
             "tokens.approx": lambda args: {"tokens": tokens.approx_token_count(args["text"])},
             "citations.parse": self.citations_parse,
             "turn.message": self.turn_message,
+            "turn.instructions": lambda args: {"developer_fragments": developer_fragments(
+                Path(args["home"]), load_config(Path(args["home"])))},
             "stage1.claim": self.stage1_claim,
             "stage1.finish": self.stage1_finish,
             "phase2.claim": self.phase2_claim,

@@ -31,6 +31,7 @@ from memconform.registry import check
 
 MARKER_RAW = "- marker raw memory 7f3a"
 MARKER_SUMMARY = "marker memory summary 91c2"
+ESCAPED = "escaped by the agent 5d1e"
 
 
 def first_request(model: MockModel) -> Recorded:
@@ -151,22 +152,23 @@ def test_confined(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     home.memory_root.mkdir(parents=True, exist_ok=True)
     os.symlink(home.path / "elsewhere", home.memory_root / "linked")
     Path(f"{home.path}-work").mkdir(exist_ok=True)
-    before = target.read_bytes() if target.exists() else None
-    verb = "Update" if case == "codex-config" else "Add"
-    if verb == "Add":
-        patch = add_file(target_path, "escaped")
-    else:
+    before = target.read_bytes() if target.exists() else b""
+    if case == "codex-config":
         first = before.decode().splitlines()[0] if before else ""
-        patch = (f"*** Begin Patch\n*** Update File: {target_path}\n@@\n-{first}\n+escaped\n"
+        patch = (f"*** Begin Patch\n*** Update File: {target_path}\n@@\n-{first}\n+{ESCAPED}\n"
                  "*** End Patch\n")
-    seen: list[bytes | None] = []
+    else:
+        patch = add_file(target_path, ESCAPED)
+    seen: list[bytes] = []
     agent_patches(model, patch, then=lambda: seen.append(
-        target.read_bytes() if target.exists() else None))
+        target.read_bytes() if target.exists() else b""))
     run_startup(home)
     assert seen, "the refused call got no tool result"
-    assert seen[0] == before, f"the agent wrote {target}"
-    after = target.read_bytes() if target.exists() else None
-    assert after == before, f"{target} changed during the run"
+    # the patch's own text is what must not appear (an implementation may legitimately
+    # touch files such as config.toml for its own reasons)
+    assert ESCAPED.encode() not in seen[0], f"the agent wrote {target}"
+    assert ESCAPED.encode() not in (target.read_bytes() if target.exists() else b""), \
+        f"{target} was written during the run"
 
 
 def rollouts_mentioning(home: CodexHome, needle: str) -> list[Path]:

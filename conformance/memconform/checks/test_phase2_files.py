@@ -52,12 +52,14 @@ def run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     assert job is not None and job["status"] == "done", f"consolidation did not finish: {job}"
 
 
-def stem_cases(level: str) -> list[dict[str, Any]]:
-    return [c for c in STEMS if c.get("level", "MUST") == level]
+END_TO_END = [c for c in STEMS if not c.get("unit_only")]
 
 
-def check_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-               case: dict[str, Any]) -> None:
+@check("p2.fs.stem", title="summary files are named <id time>-<base-62 hash>[-<clean slug>]",
+       rules="FS-06", level="MUST", area="phase2")
+@pytest.mark.parametrize("case", END_TO_END, ids=[c["id"] for c in END_TO_END])
+def test_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+              case: dict[str, Any]) -> None:
     configure(home)
     seed_memory(home, thread_id=case["thread_id"], slug=case["slug"])
     run(home, model, run_startup)
@@ -68,23 +70,6 @@ def check_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     assert summary_files(home) == [f"{expected}.md"]
     raw = (home.memory_root / RAW).read_text(encoding="utf-8")
     assert f"rollout_summary_file: {expected}.md\n" in raw, "raw_memories.md names another file"
-
-
-@check("p2.fs.stem", title="summary files are named <id time>-<base-62 hash>[-<clean slug>]",
-       rules="FS-06", level="MUST", area="phase2")
-@pytest.mark.parametrize("case", stem_cases("MUST"), ids=[c["id"] for c in stem_cases("MUST")])
-def test_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-              case: dict[str, Any]) -> None:
-    check_stem(home, model, run_startup, case)
-
-
-@check("p2.fs.stem-non-uuid", title="a thread id that is not a UUID still gets a stable stem",
-       rules="FS-06", level="SHOULD", area="phase2")
-@pytest.mark.parametrize("case", stem_cases("SHOULD"),
-                         ids=[c["id"] for c in stem_cases("SHOULD")])
-def test_stem_non_uuid(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-                       case: dict[str, Any]) -> None:
-    check_stem(home, model, run_startup, case)
 
 
 def stem(case_id: str) -> str:

@@ -1,0 +1,33 @@
+"""Read path: the memory fragment added to a new turn's developer instructions
+(READ-INJ-01..READ-INJ-07)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memref.config import CodexConfig
+from memref.materialize import WHITESPACE
+from memref.prompts import memory_instructions
+from memref.truncate import truncate_middle
+
+SUMMARY_FILE = "memory_summary.md"
+SUMMARY_TOKEN_LIMIT = 2_500
+
+
+def read_summary(root: Path) -> str | None:
+    """The trimmed, truncated summary, or None when it is missing, unreadable or blank."""
+    try:
+        text = (root / SUMMARY_FILE).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    summary = truncate_middle(text.strip(WHITESPACE), SUMMARY_TOKEN_LIMIT)
+    return summary or None
+
+
+def developer_fragments(home: Path, config: CodexConfig) -> list[str]:
+    """The memory fragments of a new turn: one when memories are on and there is a summary."""
+    if not (config.feature_memories and config.memories.use_memories):
+        return []
+    root = (home / "memories").absolute()
+    summary = read_summary(root)
+    return [] if summary is None else [memory_instructions(str(root), summary)]
