@@ -97,6 +97,8 @@ def test_memref_startup_cli(tmp_path: Path) -> None:
     ran = runner.invoke(main, ["startup", "--home", str(home), "--now-ms", "1780315200000"])
     assert ran.exit_code == 0 and "startup ran" in ran.output
     assert "phase 1: 0 claimed" in ran.output
+    # no model provider: the first consolidation is claimed, its inputs synced, and it fails
+    assert "phase 2: failed_spawn_agent" in ran.output
     assert (home / "memories" / "extensions" / "ad_hoc" / "instructions.md").is_file()
     (home / "config.toml").write_text("[memories]\nmax_unused_days = 'x'\n")
     bad = runner.invoke(main, ["startup", "--home", str(home)])

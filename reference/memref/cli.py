@@ -52,3 +52,5 @@ def startup(home: Path, now_ms: int | None, seed: int, ephemeral: bool) -> None:
         p1 = result.phase1
         click.echo(f"phase 1: {p1.claimed} claimed, {p1.with_output} with output, "
                    f"{p1.no_output} without, {p1.failed} failed")
+    if result.phase2 is not None:
+        click.echo(f"phase 2: {result.phase2}")
