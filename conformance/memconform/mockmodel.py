@@ -177,7 +177,8 @@ def classify(headers: dict[str, str], body: Any) -> str:
     return "main"
 
 
-def _has_tool_output(body: Any) -> bool:
+def has_tool_output(body: Any) -> bool:
+    """Whether a request's input carries a tool result (`*_output` item)."""
     entries = body.get("input") if isinstance(body, dict) else None
     return any(isinstance(e, dict) and str(e.get("type", "")).endswith("_output")
                for e in entries or [])
@@ -264,7 +265,7 @@ class MockModel:
             body = raw
         headers = {k.lower(): v for k, v in request.headers.items()}
         kind = classify(headers, body)
-        tool_output = _has_tool_output(body)
+        tool_output = has_tool_output(body)
         with self._lock:
             seq = next(self._ids)
             self.requests.append(Recorded(seq, kind, request.path, headers, body, time.time()))

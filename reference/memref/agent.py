@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memref.config import CodexConfig
+from memref.config import Provider
 from memref.patch import PatchError, apply_patch, confined, summary
 from memref.prompts import CONSOLIDATION_INSTRUCTIONS
 from memref.responses import ModelError, stream_response
@@ -52,12 +52,20 @@ class AgentRun:
     thread_id: str
 
 
+def _reachable(root: Path, rel: str) -> bool:
+    try:
+        return confined(root, rel).is_file()
+    except PatchError:
+        return False
+
+
 def _list(root: Path, rel: str) -> str:
-    base = confined(root, rel) if rel not in ("", ".") else root
+    """The files under `rel` (the whole root when empty) that the other tools may open."""
+    base = confined(root, rel) if rel not in ("", ".") else root.resolve()
     if not base.is_dir():
         raise PatchError(f"not a folder: {rel}")
-    names = sorted(p.relative_to(root).as_posix() for p in base.rglob("*")
-                   if p.is_file() and ".git" not in p.relative_to(root).parts)
+    names = sorted(name for name in (p.relative_to(root.resolve()).as_posix()
+                                     for p in base.rglob("*")) if _reachable(root, name))
     return "\n".join(names) + "\n" if names else "(no files)\n"
 
 
@@ -110,12 +118,10 @@ def _calls(items: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
     return out
 
 
-def run_agent(config: CodexConfig, root: Path, run: AgentRun, env: dict[str, str],
+def run_agent(provider: Provider, root: Path, run: AgentRun, env: dict[str, str],
               still_owned: Callable[[], bool]) -> int:
     """Drive the agent until it answers without a tool call; returns the number of turns.
     Ownership is confirmed after every model reply, before any tool touches a file."""
-    if config.provider is None:
-        raise AgentError("no model_provider configured")
     history: list[dict[str, Any]] = [
         {"type": "message", "role": "user", "content": [
             {"type": "input_text", "text": f"<environment_context>\n  <cwd>{root}</cwd>\n"
@@ -134,7 +140,7 @@ def run_agent(config: CodexConfig, root: Path, run: AgentRun, env: dict[str, str
                 "text": {"verbosity": "low"}, "store": False, "stream": True,
                 "prompt_cache_key": run.thread_id}
         try:
-            reply = stream_response(config.provider, body, env=env, headers=headers)
+            reply = stream_response(provider, body, env=env, headers=headers)
         except ModelError as exc:
             raise AgentError(f"consolidation model call failed: {exc}") from exc
         if not still_owned():

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memref.citations import WHITESPACE
 from memref.config import CodexConfig
-from memref.materialize import WHITESPACE
 from memref.prompts import memory_instructions
+from memref.startup import memory_root
 from memref.truncate import truncate_middle
 
 SUMMARY_FILE = "memory_summary.md"
@@ -28,6 +29,6 @@ def developer_fragments(home: Path, config: CodexConfig) -> list[str]:
     """The memory fragments of a new turn: one when memories are on and there is a summary."""
     if not (config.feature_memories and config.memories.use_memories):
         return []
-    root = (home / "memories").absolute()
+    root = memory_root(home).absolute()
     summary = read_summary(root)
     return [] if summary is None else [memory_instructions(str(root), summary)]

@@ -1,14 +1,15 @@
 """Phase-2 input files in the memory root: `raw_memories.md` and `rollout_summaries/*.md`
-(FS-01..FS-09)."""
+(FS-01..FS-07)."""
 
 from __future__ import annotations
 
 import logging
-import re
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memref.citations import UUID_TEXT, WHITESPACE
+from memref.extensions import STAMP_FORMAT
 from memref.selection import Selected
 
 log = logging.getLogger(__name__)
@@ -19,15 +20,7 @@ EMPTY_RAW_MEMORIES = "# Raw Memories\n\nNo raw memories yet.\n"
 RAW_HEADER = "# Raw Memories\n\nMerged stage-1 raw memories (stable ascending thread-id order):\n\n"
 BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SLUG_MAX = 60
-# The spellings Rust's `Uuid::parse_str` accepts: hyphenated, simple, braced, URN.
-_HEX = "[0-9a-fA-F]"
-UUID_TEXT = re.compile(
-    rf"(?:urn:uuid:|\{{)?{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\}}?"
-    rf"|{_HEX}{{32}}")
 GREGORIAN_TO_UNIX_100NS = 0x01B21DD213814000
-# Unicode White_Space, the set Rust's `str::trim` removes (Python's strip() removes more).
-WHITESPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-              "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 
 
 def rfc3339(seconds: int) -> str:
@@ -63,12 +56,12 @@ def sanitize_slug(slug: str) -> str:
 
 
 def summary_stem(thread_id: str, source_updated_at: int, slug: str | None) -> str:
-    """`<UTC timestamp>-<4 base-62 chars>[-<slug>]` (FS-08)."""
+    """`<UTC timestamp>-<4 base-62 chars>[-<slug>]` (FS-06)."""
     parsed = uuid.UUID(thread_id) if UUID_TEXT.fullmatch(thread_id) else None
     seconds = _uuid_time_s(parsed) if parsed is not None else None
     if seconds is None:
         seconds = source_updated_at
-    stamp = datetime.fromtimestamp(int(seconds // 1), UTC).strftime("%Y-%m-%dT%H-%M-%S")
+    stamp = datetime.fromtimestamp(int(seconds // 1), UTC).strftime(STAMP_FORMAT)
     if parsed is not None:
         seed = parsed.int & 0xFFFFFFFF
     else:

@@ -37,18 +37,16 @@ def still_owned(con: sqlite3.Connection, token: str, rt: Runtime) -> bool:
     return jobs.heartbeat_global(con, token, now=rt.elapsed_now())
 
 
-def _load(home: Path, config: CodexConfig, now: int) -> list[Selected]:
-    memories = store.open_memories_db(home)
+def _load(home: Path, memories: sqlite3.Connection, config: CodexConfig, now: int
+          ) -> list[Selected]:
     state = store.open_state_db(home)
+    if state is None:
+        raise store.StoreError("the state DB disappeared")
     try:
-        if state is None:
-            raise store.StoreError("the state DB disappeared")
         return select(memories, state, limit=config.memories.max_raw_memories_for_consolidation,
                       max_unused_days=config.memories.max_unused_days, now=now)
     finally:
-        memories.close()
-        if state is not None:
-            state.close()
+        state.close()
 
 
 def run_phase2(home: Path, root: Path, config: CodexConfig, session_thread: str, rt: Runtime,
@@ -69,8 +67,7 @@ def run_phase2(home: Path, root: Path, config: CodexConfig, session_thread: str,
             return _run_claimed(home, root, config, rt, env, con, token, claimed_watermark)
         except Failed as exc:
             log.warning("Phase 2 failed: %s", exc)
-            if not jobs.global_failed(con, token, exc.reason, now=rt.now):
-                jobs.global_failed(con, token, exc.reason, now=rt.now, or_unowned=True)
+            jobs.global_failed(con, token, exc.reason, now=rt.now, or_unowned=True)
             return exc.reason
     finally:
         con.close()
@@ -84,7 +81,7 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
     except (OSError, workspace.WorkspaceError) as exc:
         raise Failed("failed_prepare_workspace", exc) from exc
     try:
-        selected = _load(home, config, rt.now)
+        selected = _load(home, con, config, rt.now)
     except (sqlite3.Error, store.StoreError) as exc:
         raise Failed("failed_load_stage1_outputs", exc) from exc
     try:
@@ -105,13 +102,14 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
         workspace.write_diff_file(root, changes)
     except OSError as exc:
         raise Failed("failed_workspace_diff_file", exc) from exc
-    if config.provider is None:
+    provider = config.provider
+    if provider is None:
         raise Failed("failed_spawn_agent", "no model_provider configured")
     run = AgentRun(model=config.consolidation_model, thread_id=rt.uuid7(),
                    prompt=consolidation_prompt(str(root), workspace.DIFF_FILE,
                                                (root / "extensions").is_dir()))
     try:
-        run_agent(config, root, run, env, still_owned=lambda: still_owned(con, token, rt))
+        run_agent(provider, root, run, env, still_owned=lambda: still_owned(con, token, rt))
     except LostOwnership as exc:
         log.warning("Phase 2 stopped: %s", exc)
         return "lost_ownership"

@@ -7,16 +7,20 @@ from dataclasses import dataclass
 
 DAY_S = 86_400
 PAGE = 512
+RECENCY = "COALESCE(last_usage, source_updated_at)"
 
 # Blank means only ASCII whitespace; SQLite's one-argument trim() would strip spaces only.
 BLANK = "' ' || char(9, 10, 11, 12, 13)"
 ELIGIBLE = (
     f"(length(trim(raw_memory, {BLANK})) > 0 OR length(trim(rollout_summary, {BLANK})) > 0)"
-    " AND ((last_usage IS NOT NULL AND last_usage >= :cutoff)"
-    " OR (last_usage IS NULL AND source_updated_at >= :cutoff))"
+    f" AND {RECENCY} >= :cutoff"
 )
-RANK = ("COALESCE(usage_count, 0) DESC, COALESCE(last_usage, source_updated_at) DESC,"
-        " source_updated_at DESC, thread_id DESC")
+RANK = f"COALESCE(usage_count, 0) DESC, {RECENCY} DESC, source_updated_at DESC, thread_id DESC"
+
+
+def unused_cutoff(now: int, max_unused_days: int) -> int:
+    """The oldest recency still inside the `max_unused_days` window (P2-SEL-01, RET-01)."""
+    return now - max(max_unused_days, 0) * DAY_S
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ def select(memories: sqlite3.Connection, state: sqlite3.Connection, *, limit: in
     `(thread_id, source_updated_at)` snapshot, so a row refreshed meanwhile drops out."""
     if limit <= 0:
         return []
-    cutoff = now - max(max_unused_days, 0) * DAY_S
+    cutoff = unused_cutoff(now, max_unused_days)
     kept: list[tuple[str, int, sqlite3.Row]] = []
     offset, page = 0, min(limit, PAGE)
     while len(kept) < limit:

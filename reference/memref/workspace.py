@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DIFF_FILE = "phase2_workspace_diff.md"
-IDENTITY = "Codex <noreply@openai.com>"
+NAME, EMAIL = "Codex", "noreply@openai.com"
+IDENTITY = f"{NAME} <{EMAIL}>"
 MESSAGE = "Initialize Codex git baseline"
 TRAILER = f"Co-authored-by: {IDENTITY}"
 MAX_DIFF_BYTES = 4 * 1024 * 1024
@@ -39,8 +40,8 @@ class Diff:
 def _git(root: Path, *args: str, now: int | None = None, index: Path | None = None) -> str:
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
            "GIT_DIR": str(root / ".git"), "GIT_WORK_TREE": str(root),
-           "GIT_AUTHOR_NAME": "Codex", "GIT_AUTHOR_EMAIL": "noreply@openai.com",
-           "GIT_COMMITTER_NAME": "Codex", "GIT_COMMITTER_EMAIL": "noreply@openai.com"}
+           "GIT_AUTHOR_NAME": NAME, "GIT_AUTHOR_EMAIL": EMAIL,
+           "GIT_COMMITTER_NAME": NAME, "GIT_COMMITTER_EMAIL": EMAIL}
     if now is not None:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"@{now} +0000"
     if index is not None:
@@ -114,11 +115,10 @@ def _cut(text: str, limit: int) -> str:
 
 
 def render_diff_file(workspace_diff: Diff) -> str:
+    """The diff file of a workspace that has changes (none → no file is written)."""
     lines = ["# Memory Workspace Diff", "",
              "Written before this consolidation; read it first and leave it unchanged.", "",
              "## Status"]
-    if not workspace_diff.changes:
-        return "\n".join([*lines, "- none"]) + "\n"
     lines += [f"- {status} {path}" for status, path in workspace_diff.changes]
     body = workspace_diff.text
     if len(body.encode("utf-8")) > MAX_DIFF_BYTES:

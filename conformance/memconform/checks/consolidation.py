@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memconform.home import CodexHome
-from memconform.mockmodel import MockModel, Reply, custom_tool_call, message
+from memconform.mockmodel import MockModel, Reply, custom_tool_call, has_tool_output, message
 
 DAY_S = 86_400
 GLOBAL = "memory_consolidate_global"
@@ -81,9 +81,7 @@ def expire_cooldown(home: CodexHome) -> None:
 
 def consolidations(model: MockModel) -> int:
     """How many agent conversations were started (requests carrying no tool output yet)."""
-    return sum(1 for r in model.of_kind("consolidation")
-               if not any(str(i.get("type", "")).endswith("_output")
-                          for i in (r.body.get("input") or []) if isinstance(i, dict)))
+    return sum(1 for r in model.of_kind("consolidation") if not has_tool_output(r.body))
 
 
 def marks(home: CodexHome) -> dict[str, tuple[int, int | None]]:
@@ -103,7 +101,8 @@ def summary_files(home: CodexHome) -> list[str]:
 
 def git(root: Path, *args: str) -> str:
     """A read-only git query on the memory root, isolated from any user configuration."""
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_CEILING_DIRECTORIES": str(root.parent)}  # never an enclosing repository
     done = subprocess.run(["git", "-C", str(root), "-c", "core.quotepath=false", *args],
                           env=env, capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
     assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr.decode(errors='replace')}"

@@ -9,6 +9,6 @@ MUTANT = Mutant("m72-window-ignores-last-use", __doc__ or "",
 
 
 def factory() -> ReferenceAdapter:
-    window = selection.ELIGIBLE.split(" AND ((")[0]
-    patch(selection, "ELIGIBLE", f"{window} AND source_updated_at >= :cutoff")
+    patch(selection, "ELIGIBLE", selection.ELIGIBLE.replace(f"{selection.RECENCY} >=",
+                                                            "source_updated_at >="))
     return ReferenceAdapter()

@@ -7,6 +7,7 @@ from memref import adapter, injection
 from memref.adapter import ReferenceAdapter
 from memref.config import CodexConfig
 from memref.prompts import memory_instructions
+from memref.startup import memory_root
 
 MUTANT = Mutant("m86-injection-ignores-use-memories", __doc__ or "",
                 ("read.inj.summary[use-memories-off]",))
@@ -15,7 +16,7 @@ MUTANT = Mutant("m86-injection-ignores-use-memories", __doc__ or "",
 def developer_fragments(home: Path, config: CodexConfig) -> list[str]:
     if not config.feature_memories:
         return []
-    root = (home / "memories").absolute()
+    root = memory_root(home).absolute()
     summary = injection.read_summary(root)
     return [] if summary is None else [memory_instructions(str(root), summary)]
 
