@@ -42,6 +42,10 @@ def test_many_threads(home: CodexHome, model: MockModel, clock: HarnessClock,
     counts = [len(requests_for(model, t.id)) for t in threads]
     assert max(counts) == 1, f"a thread was extracted twice: {counts}"
     assert 3 <= sum(counts) <= 8
+    # each reply takes 0.2 s, so requests arriving within 0.2 s of one another ran together
+    starts = sorted(r.at for r in model.of_kind("stage1"))
+    overlap = max(sum(0 <= b - a < 0.2 for b in starts) for a in starts)
+    assert overlap <= 3, f"{overlap} extractions ran at once; the cap is 3"
     for thread, count in zip(threads, counts, strict=True):
         row = job(home, thread.id)
         assert (row is not None) == bool(count), "job rows disagree with the requests sent"

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memconform.checks.stage1 import configure, output, requests_for
+from memconform.checks.consolidation import GLOBAL, agent_finishes
+from memconform.checks.stage1 import configure, output, requests_for, user_text
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
 from memconform.plugin import StartupRunner
@@ -31,13 +32,19 @@ def pipeline_bytes(home: CodexHome) -> bytes:
     if home.memory_root.exists():
         paths += [p for p in home.memory_root.rglob("*")
                   if p.is_file() and ".git" not in p.relative_to(home.memory_root).parts]
+    assert (home.memory_root / "raw_memories.md").is_file(), "Phase 2 wrote no inputs to scan"
     return b"".join(p.read_bytes() for p in sorted(paths))
 
 
 def run_with_secret(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-                    text: str, answer: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
-    """Plant `text` in the rollout, answer with `answer`; the request body and stored row."""
+                    text: str, answer: dict[str, Any], *, consolidate: bool = False
+                    ) -> tuple[str, dict[str, Any] | None]:
+    """Plant `text` in the rollout, answer with `answer`; the request body and stored row.
+    With `consolidate`, Phase 2 runs too, so the memory root's files are written."""
     configure(home)
+    if consolidate:
+        home.execute(home.memories_db, "DELETE FROM jobs WHERE kind = ?", (GLOBAL,))
+        agent_finishes(model)
     thread = home.add_thread(user_text=f"Remember this for later: {text}",
                              assistant_text=f"I will keep {text} in mind.")
     model.on("stage1", json_output(answer))
@@ -63,14 +70,15 @@ def assert_request_redacted(home: CodexHome, model: MockModel, run_startup: Star
                             case: dict[str, Any]) -> None:
     body, _ = run_with_secret(home, model, run_startup, case["text"], answer_with("none"))
     assert case["needle"] not in body
-    assert REDACTED in body
+    [sent] = model.of_kind("stage1")
+    assert REDACTED in user_text(sent), "the secret was not replaced in the conversation"
 
 
 def assert_no_leak(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                    cases: list[dict[str, Any]]) -> None:
     """Plant every case in the rollout and in the answer; scan every byte written after."""
     planted = " | ".join(c["text"] for c in cases)
-    run_with_secret(home, model, run_startup, planted, answer_with(planted))
+    run_with_secret(home, model, run_startup, planted, answer_with(planted), consolidate=True)
     data = pipeline_bytes(home)
     leaked = [c["id"] for c in cases if c["needle"].encode() in data]
     assert leaked == [], f"secrets found on disk: {leaked}"
@@ -154,7 +162,8 @@ def test_generated(tmp_path_factory: pytest.TempPathFactory, home: CodexHome, mo
     fresh = CodexHome(Path(tmp_path_factory.mktemp("gen")) / "home", now_ms=home.now_ms,
                       model_base_url=home.model_base_url)
     model.reset()
-    body, row = run_with_secret(fresh, model, run_startup, planted, answer_with(planted))
+    body, row = run_with_secret(fresh, model, run_startup, planted, answer_with(planted),
+                                consolidate=True)
     assert needle not in body, "secret sent to the model"
     assert_stored_without(row, needle)
     assert needle.encode() not in pipeline_bytes(fresh), "secret written to disk"

@@ -164,6 +164,10 @@ def test_confined(home: CodexHome, model: MockModel, run_startup: StartupRunner,
         target.read_bytes() if target.exists() else b""))
     run_startup(home)
     assert seen, "the refused call got no tool result"
+    told = [i for r in model.of_kind("consolidation") for i in r.body.get("input") or []
+            if isinstance(i, dict) and i.get("call_id") == "call_patch"
+            and str(i.get("type", "")).endswith("_output")]
+    assert told and all(i.get("output") for i in told), "the refusal was not reported back"
     # the patch's own text is what must not appear (an implementation may legitimately
     # touch files such as config.toml for its own reasons)
     assert ESCAPED.encode() not in seen[0], f"the agent wrote {target}"
@@ -182,27 +186,28 @@ def rollouts_mentioning(home: CodexHome, needle: str) -> list[Path]:
        rules="AGENT-03", level="MUST", area="phase2")
 def test_no_rollout(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
-    seed_memory(home)
+    seeded = seed_memory(home)
     agent_finishes(model)
-    run_startup(home)
-    request = first_request(model)
-    agent_thread = request.headers.get("thread-id")
+    session = run_startup(home).get("session_thread_id")
+    first_request(model)
     assert not rollouts_mentioning(home, DIFF_FILE), "a rollout recorded the agent's session"
-    rows = home.query(home.state_db, "SELECT id FROM threads")
-    if agent_thread:
-        assert agent_thread not in {r["id"] for r in rows}, "the agent got a thread row"
-    assert not home.query(home.state_db, "SELECT id FROM threads WHERE thread_source = "
-                          "'memory_consolidation' OR source LIKE '%consolidation%'")
+    rows = {r["id"] for r in home.query(home.state_db, "SELECT id FROM threads")}
+    extra = rows - {seeded, session}
+    assert not extra, f"thread rows beyond the seeded thread and the session's own: {extra}"
 
 
 @check("p2.agent.not-a-candidate", title="a later startup never extracts the agent's own "
        "session", rules="AGENT-03", level="MUST", area="phase2")
 def test_not_a_candidate(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
-    configure(home, {"min_rollout_idle_hours": 0})
+    configure(home)
     seed_memory(home)
     agent_finishes(model)
     run_startup(home)
     expire_cooldown(home)
+    # age every thread past the one-hour idle threshold, so an agent thread would qualify
+    home.execute(home.state_db, "UPDATE threads SET updated_at_ms = updated_at_ms - 7200000,"
+                 " updated_at = updated_at - 7200, recency_at_ms = recency_at_ms - 7200000,"
+                 " recency_at = recency_at - 7200")
     model.reset()
     model.on("stage1", json_output(VALID_OUTPUT))
     agent_finishes(model)
@@ -221,11 +226,9 @@ def test_memories_off_inside(home: CodexHome, model: MockModel,
     (home.memory_root / "memory_summary.md").write_text(f"v1\n{MARKER_SUMMARY}\n")
     agent_finishes(model)
     run_startup(home)
-    body: dict[str, Any] = first_request(model).body
-    assert MARKER_SUMMARY not in json.dumps(body.get("instructions")), \
-        "the memory summary was injected into the agent's instructions"
-    assert not any(MARKER_SUMMARY in json.dumps(i) for i in body.get("input") or []
-                   if isinstance(i, dict) and i.get("role") == "developer")
+    request = first_request(model)
+    assert MARKER_SUMMARY not in request.text, "the memory summary was injected into the agent"
+    body: dict[str, Any] = request.body
     names = [str(t.get("name", "")) for t in body.get("tools") or []]
     assert not [n for n in names if "memor" in n.lower()], f"memory tools offered: {names}"
 

@@ -307,12 +307,15 @@ def test_sorted(home: CodexHome, model: MockModel, run_startup: StartupRunner) -
     succeed_once(home, model, run_startup)
     root = home.memory_root
     (root / "Zeta.md").write_text("z\n")
+    (root / "skills" / "demo").mkdir(parents=True)
+    (root / "skills" / "demo" / "SKILL.md").write_text("---\nname: demo\n---\n")
     (root / "extensions" / "chronicle" / "resources").mkdir(parents=True)
     (root / "extensions" / "chronicle" / "instructions.md").write_text("How to read these.\n")
     home.execute(home.memories_db, "DELETE FROM stage1_outputs WHERE rowid IN "
                  "(SELECT rowid FROM stage1_outputs LIMIT 2)")
     paths = [line[4:] for line in diff_status(captured_run(home, model, run_startup).diff)]
-    assert paths == sorted(paths, key=str.encode) and len(paths) == 5, paths
+    assert paths == sorted(paths, key=str.encode) and len(paths) == 6, paths
+    assert paths[-1] == "skills/demo/SKILL.md", "an added file was not placed by its path"
 
 
 @check("p2.diff.snapshot", title="the diff file of a forgetting run (snapshot of its status "

@@ -5,7 +5,8 @@ from memref import materialize
 from memref.adapter import ReferenceAdapter
 
 MUTANT = Mutant("m55-slug-unsanitized", __doc__ or "",
-                ("p2.fs.stem[v7-unsafe-long-slug]", "p2.fs.stem[trailing-underscores-stripped]"))
+                ("p2.fs.stem[leading-space-kept-as-underscore]",
+                 "p2.fs.stem[trailing-underscores-stripped]"))
 
 
 def factory() -> ReferenceAdapter:
