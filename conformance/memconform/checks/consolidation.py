@@ -11,6 +11,7 @@ from typing import Any
 
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, Reply, custom_tool_call, has_tool_output, message
+from memconform.plugin import StartupRunner
 
 DAY_S = 86_400
 GLOBAL = "memory_consolidate_global"
@@ -49,6 +50,24 @@ def seed_memory(home: CodexHome, *, age_s: int = 2 * 3600, thread_id: str | None
 def agent_finishes(model: MockModel, reply: Reply | None = None) -> None:
     """The consolidation agent answers at once, without a tool call."""
     model.on("consolidation", reply or message(DONE))
+
+
+def one_memory_run(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                   reply: Reply | None = None) -> str:
+    """Configure, seed one memory, script the agent's answer, run one startup; the thread."""
+    configure(home)
+    thread = seed_memory(home)
+    agent_finishes(model, reply)
+    run_startup(home)
+    return thread
+
+
+def run_to_success(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    """One startup whose consolidation (the agent finishing at once) must succeed."""
+    agent_finishes(model)
+    run_startup(home)
+    job = global_job(home)
+    assert job is not None and job["status"] == "done", f"consolidation did not finish: {job}"
 
 
 def agent_patches(model: MockModel, patch: str, *, first: Reply | None = None,
@@ -128,24 +147,38 @@ def diff_status(text: str) -> list[str]:
 
 
 class Capture:
-    """What the memory root held when the first consolidation request arrived."""
+    """The diff file as it was when the first consolidation request arrived."""
 
     def __init__(self, home: CodexHome) -> None:
         self.home = home
+        self.arrived = False
         self.diff_text: str | None = None
-        self.files: list[str] | None = None
 
     def __call__(self) -> None:
-        if self.files is not None:
+        if self.arrived:
             return
-        root = self.home.memory_root
-        path = root / DIFF_FILE
+        self.arrived = True
+        path = self.home.memory_root / DIFF_FILE
         self.diff_text = path.read_text(encoding="utf-8") if path.is_file() else None
-        self.files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                            if p.is_file() and ".git" not in p.relative_to(root).parts)
 
     @property
     def diff(self) -> str:
-        assert self.files is not None, "no consolidation request arrived"
+        assert self.arrived, "no consolidation request arrived"
         assert self.diff_text is not None, f"{DIFF_FILE} was not on disk when the agent started"
         return self.diff_text
+
+
+def captured_run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> Capture:
+    """One startup whose agent finishes at once, with the diff file captured on arrival."""
+    capture = Capture(home)
+    agent_finishes(model, message(DONE).probed(capture))
+    run_startup(home)
+    assert not model.probe_errors, model.probe_errors
+    return capture
+
+
+def succeed_once(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    """A first consolidation that ends in success, then the cooldown moved out of the way."""
+    run_to_success(home, model, run_startup)
+    expire_cooldown(home)
+    model.reset()

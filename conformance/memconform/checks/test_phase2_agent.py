@@ -20,6 +20,7 @@ from memconform.checks.consolidation import (
     consolidations,
     expire_cooldown,
     global_job,
+    one_memory_run,
     seed_memory,
     status,
 )
@@ -96,10 +97,7 @@ NETWORK_TOOLS = ("web_search", "web_fetch", "fetch", "http", "browser")
 @check("p2.agent.no-network-tools", title="the agent is offered no web or network tool",
        rules="AGENT-02", level="SHOULD", area="phase2")
 def test_no_network_tools(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
-    configure(home)
-    seed_memory(home)
-    agent_finishes(model)
-    run_startup(home)
+    one_memory_run(home, model, run_startup)
     tools = first_request(model).body.get("tools") or []
     names = [str(t.get("name") or t.get("type")) for t in tools]
     assert not [n for n in names if any(w in n.lower() for w in NETWORK_TOOLS)], names
@@ -199,10 +197,7 @@ def test_no_rollout(home: CodexHome, model: MockModel, run_startup: StartupRunne
 @check("p2.agent.not-a-candidate", title="a later startup never extracts the agent's own "
        "session", rules="AGENT-03", level="MUST", area="phase2")
 def test_not_a_candidate(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
-    configure(home)
-    seed_memory(home)
-    agent_finishes(model)
-    run_startup(home)
+    one_memory_run(home, model, run_startup)
     expire_cooldown(home)
     # age every thread past the one-hour idle threshold, so an agent thread would qualify
     home.execute(home.state_db, "UPDATE threads SET updated_at_ms = updated_at_ms - 7200000,"
@@ -236,10 +231,7 @@ def test_memories_off_inside(home: CodexHome, model: MockModel,
 @check("p2.agent.one-conversation", title="one consolidation runs one agent conversation",
        rules="AGENT-04", level="MUST", area="phase2")
 def test_one_conversation(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
-    configure(home)
-    seed_memory(home)
-    agent_finishes(model)
-    run_startup(home)
+    one_memory_run(home, model, run_startup)
     assert consolidations(model) == 1
     job = global_job(home)
     assert job is not None and job["status"] == "done"

@@ -10,19 +10,16 @@ from typing import Any
 import pytest
 
 from memconform.checks.consolidation import (
-    DONE,
-    Capture,
-    agent_finishes,
+    captured_run,
     configure,
     consolidations,
     diff_status,
-    expire_cooldown,
-    global_job,
     seed_memory,
+    succeed_once,
 )
 from memconform.clock import HarnessClock
 from memconform.home import CodexHome
-from memconform.mockmodel import MockModel, message
+from memconform.mockmodel import MockModel
 from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json
@@ -52,9 +49,7 @@ def run_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     configure(home)
     seed_memory(home)
     rel = resource(home, clock, case)
-    capture = Capture(home)
-    agent_finishes(model, message(DONE).probed(capture))
-    run_startup(home)
+    capture = captured_run(home, model, run_startup)
     assert (home.memory_root / rel).exists() is not case["deleted"], \
         f"{rel} was {'kept' if case['deleted'] else 'deleted'}"
     deleted_line = f"- D {rel.as_posix()}"
@@ -86,15 +81,8 @@ def test_dirty(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                clock: HarnessClock) -> None:
     configure(home)
     seed_memory(home)
-    agent_finishes(model)
-    run_startup(home)
-    job = global_job(home)
-    assert job is not None and job["status"] == "done"
-    expire_cooldown(home)
-    model.reset()
+    succeed_once(home, model, run_startup)
     rel = resource(home, clock, {"age_s": 60})
-    capture = Capture(home)
-    agent_finishes(model, message(DONE).probed(capture))
-    run_startup(home)
+    capture = captured_run(home, model, run_startup)
     assert consolidations(model) == 1, "the extension change did not start an agent"
     assert f"- A {rel.as_posix()}" in diff_status(capture.diff)

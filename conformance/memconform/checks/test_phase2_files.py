@@ -13,9 +13,8 @@ from memconform.checks.consolidation import (
     EMPTY_RAW,
     RAW,
     SUMMARIES,
-    agent_finishes,
     configure,
-    global_job,
+    run_to_success,
     seed_memory,
     summary_files,
 )
@@ -45,13 +44,6 @@ def facts(home: CodexHome, thread_id: str) -> dict[str, Any]:
     return {**thread, **output}
 
 
-def run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
-    agent_finishes(model)
-    run_startup(home)
-    job = global_job(home)
-    assert job is not None and job["status"] == "done", f"consolidation did not finish: {job}"
-
-
 END_TO_END = [c for c in STEMS if not c.get("unit_only")]
 
 
@@ -62,7 +54,7 @@ def test_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
               case: dict[str, Any]) -> None:
     configure(home)
     seed_memory(home, thread_id=case["thread_id"], slug=case["slug"])
-    run(home, model, run_startup)
+    run_to_success(home, model, run_startup)
     expected = case.get("stem")
     if expected is None:
         stamp = datetime.fromtimestamp(facts(home, case["thread_id"])["source_updated_at"], UTC)
@@ -86,7 +78,7 @@ def test_raw_memories(home: CodexHome, model: MockModel, run_startup: StartupRun
                 raw="- Deploys go through `make release`.", git_branch="main")
     seed_memory(home, thread_id=FIRST, age_s=5 * 3600, slug=None,
                 raw="\n\n  - The user prefers tabs.\n- Tests run with tox.  \n\t\n")
-    run(home, model, run_startup)
+    run_to_success(home, model, run_startup)
     expected = RAW_HEADER
     for thread_id, name, body in ((FIRST, stem("v7-no-slug"),
                                    "- The user prefers tabs.\n- Tests run with tox."),
@@ -105,7 +97,7 @@ def test_raw_memories_empty(home: CodexHome, model: MockModel,
                             run_startup: StartupRunner) -> None:
     configure(home)
     home.ensure_state_db()
-    run(home, model, run_startup)
+    run_to_success(home, model, run_startup)
     assert (home.memory_root / RAW).read_bytes() == EMPTY_RAW.encode()
     assert summary_files(home) == []
 
@@ -127,7 +119,7 @@ def test_summary_file(home: CodexHome, model: MockModel, run_startup: StartupRun
     branch, summary = SUMMARY_CASES[case]
     configure(home)
     seed_memory(home, thread_id=FIRST, slug=None, summary=summary, git_branch=branch)
-    run(home, model, run_startup)
+    run_to_success(home, model, run_startup)
     row = facts(home, FIRST)
     header = (f"thread_id: {FIRST}\nupdated_at: {rfc3339(row['source_updated_at'])}\n"
               f"rollout_path: {row['rollout_path']}\ncwd: {row['cwd']}\n")
@@ -142,7 +134,7 @@ def test_summary_file(home: CodexHome, model: MockModel, run_startup: StartupRun
 def test_updated_at(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     seed_memory(home, thread_id=FIRST, slug=None, age_s=2 * 3600 + 1)
-    run(home, model, run_startup)
+    run_to_success(home, model, run_startup)
     text = (home.memory_root / SUMMARIES / f"{stem('v7-no-slug')}.md").read_text(
         encoding="utf-8")
     assert "updated_at: 2026-06-01T09:59:59+00:00\n" in text
@@ -159,7 +151,7 @@ def test_stale_summaries(home: CodexHome, model: MockModel, run_startup: Startup
     folder.mkdir(parents=True)
     for name in (f"{SECOND}.md", "2025-01-01T00-00-00-abcd-old.md", "notes.txt", "keep.md.bak"):
         (folder / name).write_text("old\n", encoding="utf-8")
-    run(home, model, run_startup)
+    run_to_success(home, model, run_startup)
     assert summary_files(home) == sorted([f"{stem('v7-no-slug')}.md", "notes.txt",
                                           "keep.md.bak"])
 
@@ -171,7 +163,7 @@ def test_stale_summary_unremovable(home: CodexHome, model: MockModel,
     configure(home)
     seed_memory(home, thread_id=FIRST, slug=None)
     (home.memory_root / SUMMARIES / "stale.md").mkdir(parents=True)
-    run(home, model, run_startup)
+    run_to_success(home, model, run_startup)
     assert f"{stem('v7-no-slug')}.md" in summary_files(home)
     assert raw_sections_of(home) == [FIRST]
 
@@ -196,7 +188,7 @@ def test_outputs_kept(home: CodexHome, model: MockModel, run_startup: StartupRun
         (home.memory_root / name).write_text(text, encoding="utf-8")
     (home.memory_root / SUMMARIES).mkdir()
     (home.memory_root / SUMMARIES / f"{stem('v7-no-slug')}.md").write_text("gone\n")
-    run(home, model, run_startup)
+    run_to_success(home, model, run_startup)
     for name, text in OUTPUTS.items():
         path = home.memory_root / name
         assert path.is_file(), f"{name} was deleted"
@@ -213,7 +205,7 @@ def test_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                 summary="# Tooling\nThe user set up tox.")
     seed_memory(home, thread_id=SECOND, slug=None, raw="- Deploys use make.",
                 summary="# Deploys\nA release.", git_branch="main")
-    run(home, model, run_startup)
+    run_to_success(home, model, run_startup)
     files = {k: v for k, v in tree(home.memory_root).items()
              if not k.startswith("extensions/")}
     assert files == snapshot

@@ -20,6 +20,7 @@ from memconform.checks.consolidation import (
     expire_cooldown,
     global_job,
     marks,
+    one_memory_run,
     seed_memory,
     status,
 )
@@ -53,10 +54,7 @@ def job(home: CodexHome) -> dict[str, Any]:
        "request, and it restarts the cooldown", rules="P2-RUN-02", level="MUST", area="phase2")
 def test_no_change(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                    clock: HarnessClock) -> None:
-    configure(home)
-    thread = seed_memory(home)
-    agent_finishes(model)
-    run_startup(home)
+    thread = one_memory_run(home, model, run_startup)
     assert job(home)["status"] == "done"
     baseline = commits(home.memory_root)
     expire_cooldown(home)
@@ -180,10 +178,7 @@ def test_agent_failure(home: CodexHome, model: MockModel, run_startup: StartupRu
        area="phase2")
 def test_retry_after_failure(home: CodexHome, model: MockModel,
                              run_startup: StartupRunner) -> None:
-    configure(home)
-    seed_memory(home)
-    agent_finishes(model, http_error(500))
-    run_startup(home)
+    one_memory_run(home, model, run_startup, http_error(500))
     assert job(home)["status"] == "error"
     model.reset()
     agent_finishes(model)
@@ -288,10 +283,7 @@ def test_cooldown_despite_new_input(home: CodexHome, model: MockModel,
        level="MUST", area="phase2")
 def test_selected_survive_pruning(home: CodexHome, model: MockModel,
                                   run_startup: StartupRunner) -> None:
-    configure(home)
-    thread = seed_memory(home)
-    agent_finishes(model)
-    run_startup(home)
+    thread = one_memory_run(home, model, run_startup)
     assert marks(home)[thread][0] == 1
     configure(home, {"max_unused_days": 0})
     expire_cooldown(home)

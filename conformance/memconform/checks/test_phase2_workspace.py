@@ -19,6 +19,7 @@ from memconform.checks.consolidation import (
     add_file,
     agent_finishes,
     agent_patches,
+    captured_run,
     commits,
     committed_files,
     configure,
@@ -27,8 +28,11 @@ from memconform.checks.consolidation import (
     expire_cooldown,
     git,
     global_job,
+    one_memory_run,
+    run_to_success,
     seed_memory,
     status,
+    succeed_once,
     summary_files,
 )
 from memconform.checks.stage1 import WALL_TOLERANCE_S
@@ -42,24 +46,6 @@ from memconform.snapshots import Masker
 IDENTITY = "Codex <noreply@openai.com>"
 SUBJECT = "Initialize Codex git baseline"
 TRAILER = f"Co-authored-by: {IDENTITY}"
-
-
-def captured_run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> Capture:
-    capture = Capture(home)
-    agent_finishes(model, message(DONE).probed(capture))
-    run_startup(home)
-    assert not model.probe_errors, model.probe_errors
-    return capture
-
-
-def succeed_once(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
-    """A first consolidation that ends in success, then the cooldown moved out of the way."""
-    agent_finishes(model)
-    run_startup(home)
-    job = global_job(home)
-    assert job is not None and job["status"] == "done", f"first consolidation: {job}"
-    expire_cooldown(home)
-    model.reset()
 
 
 def stem_of(home: CodexHome, thread_id: str) -> str:
@@ -98,10 +84,7 @@ def test_first_baseline(home: CodexHome, model: MockModel, run_startup: StartupR
        level="MUST", area="phase2")
 def test_commit(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                 clock: HarnessClock) -> None:
-    configure(home)
-    seed_memory(home)
-    agent_finishes(model)
-    run_startup(home)
+    one_memory_run(home, model, run_startup)
     root = home.memory_root
     assert len(commits(root)) == 1
     fields = git(root, "log", "-1", "--format=%an <%ae>%n%cn <%ce>%n%at%n%ct%n%ai%n%B").split(
@@ -159,10 +142,7 @@ def test_history_reset(home: CodexHome, model: MockModel, run_startup: StartupRu
        level="MUST", area="phase2")
 def test_failure_stays_dirty(home: CodexHome, model: MockModel,
                              run_startup: StartupRunner) -> None:
-    configure(home)
-    seed_memory(home)
-    agent_finishes(model, http_error(500))
-    run_startup(home)
+    one_memory_run(home, model, run_startup, http_error(500))
     root = home.memory_root
     assert (root / DIFF_FILE).is_file(), "the diff file was removed after a failure"
     assert RAW not in committed_files(root), "the inputs were committed after a failure"
@@ -207,10 +187,7 @@ def test_unusable_recreated(home: CodexHome, model: MockModel, run_startup: Star
         metadata.mkdir()
         for name, text in spec.items():
             (metadata / name).write_text(text)
-    agent_finishes(model)
-    run_startup(home)
-    job = global_job(home)
-    assert job is not None and job["status"] == "done", f"consolidation: {job}"
+    run_to_success(home, model, run_startup)
     assert len(commits(home.memory_root)) == 1 and RAW in committed_files(home.memory_root)
 
 
