@@ -11,12 +11,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memref import __version__, citations, jobs, store, tokens, usage
+from memref import __version__, citations, jobs, pollution, store, tokens, usage
 from memref.config import ConfigError, load_config
 from memref.injection import developer_fragments
 from memref.runtime import Runtime
 from memref.stage1_output import StageOneOutput
-from memref.startup import Session, run_startup
+from memref.startup import Session, memory_root, run_startup
+from memref.tools import calls as tool_calls
 
 PROTOCOL_VERSION = 1
 CAPABILITIES = (
@@ -33,6 +34,8 @@ CAPABILITIES = (
     "citations.parse",
     "turn.message",
     "turn.instructions",
+    "memory.tools",
+    "turn.event",
 )
 
 
@@ -57,6 +60,10 @@ class ReferenceAdapter:
             "turn.message": self.turn_message,
             "turn.instructions": lambda args: {"developer_fragments": developer_fragments(
                 Path(args["home"]), load_config(Path(args["home"])))},
+            "turn.tools": lambda args: {"tools": tool_calls.offered(
+                load_config(Path(args["home"])))},
+            "tools.call": self.tools_call,
+            "turn.event": self.turn_event,
             "stage1.claim": self.stage1_claim,
             "stage1.finish": self.stage1_finish,
             "phase2.claim": self.phase2_claim,
@@ -190,6 +197,21 @@ class ReferenceAdapter:
             with self._memories(args) as con:
                 updates = usage.record_usage(con, parsed["thread_ids"], rt.now)
         return {**parsed, "usage_updates": updates}
+
+    @staticmethod
+    def tools_call(args: dict[str, Any]) -> dict[str, Any]:
+        """Memory tool calls of one turn, in order."""
+        home = Path(args["home"])
+        config = load_config(home)
+        root = memory_root(home).absolute()
+        return {"results": [tool_calls.call(config, root, c["name"], c["arguments"])
+                            for c in args["calls"]]}
+
+    def turn_event(self, args: dict[str, Any]) -> dict[str, Any]:
+        home = Path(args["home"])
+        polluted = pollution.record_item(home, load_config(home), args["thread_id"],
+                                         args["item"], self._runtime(args).now)
+        return {"polluted": polluted}
 
     def config_resolve(self, args: dict[str, Any]) -> dict[str, Any]:
         config = load_config(Path(args["home"]))

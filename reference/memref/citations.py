@@ -54,7 +54,7 @@ def strip_citations(text: str) -> tuple[str, list[str]]:
     return "".join(visible), bodies
 
 
-def _lines(block: str) -> list[str]:
+def rust_lines(block: str) -> list[str]:
     """Rust `str::lines`: split on LF, drop one trailing CR per line, no empty last line."""
     parts = block.split("\n")
     if parts and parts[-1] == "":
@@ -101,14 +101,14 @@ def parse_citation(bodies: list[str]) -> Citation | None:
     citation = Citation()
     for body in bodies:
         entries = _block(body, "citation_entries")
-        for line in _lines(entries) if entries is not None else []:
+        for line in rust_lines(entries) if entries is not None else []:
             entry = parse_entry(line)
             if entry is not None:
                 citation.entries.append(entry)
         ids = _block(body, "rollout_ids")
         if ids is None:
             ids = _block(body, "thread_ids")
-        for line in _lines(ids) if ids is not None else []:
+        for line in rust_lines(ids) if ids is not None else []:
             raw = line.strip(WHITESPACE)
             if raw and raw not in citation.rollout_ids:
                 citation.rollout_ids.append(raw)

@@ -14,7 +14,7 @@ def parse_citation(bodies: list[str]) -> citations.Citation | None:
     for body in bodies:
         for tag in ("citation_entries", "rollout_ids"):
             block = citations._block(body, tag)
-            for line in citations._lines(block) if block is not None else []:
+            for line in citations.rust_lines(block) if block is not None else []:
                 if tag == "citation_entries":
                     entry = citations.parse_entry(line)
                     if entry is not None:

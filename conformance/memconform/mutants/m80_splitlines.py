@@ -9,5 +9,5 @@ MUTANT = Mutant("m80-splitlines", __doc__ or "",
 
 
 def factory() -> ReferenceAdapter:
-    patch(citations, "_lines", lambda block: block.splitlines())
+    patch(citations, "rust_lines", lambda block: block.splitlines())
     return ReferenceAdapter()
