@@ -1,0 +1,105 @@
+"""TOOL: the dedicated memory tools, case by case (fixtures/read/tools.json, through
+`tools.call`): path safety, list, read, search, ad-hoc notes and argument parsing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from memconform.adapters import Adapter
+from memconform.home import CodexHome
+from memconform.registry import check
+from memconform.resources import fixture_json
+from memconform.trees import Tree, text_of
+
+FIXTURE = fixture_json("read", "tools.json")
+NEEDS = ("memory.tools",)
+TOOLS_ON = {"dedicated_tools": True}
+
+
+def cases(prefix: str) -> list[dict[str, Any]]:
+    return [c for c in FIXTURE["cases"] if c["id"].startswith(prefix + "-")]
+
+
+def tree_spec(case: dict[str, Any]) -> dict[str, Any]:
+    if "replace_tree" in case:
+        return dict(case["replace_tree"])
+    spec = {key: (dict(value) if isinstance(value, dict) else value)
+            for key, value in FIXTURE["trees"][case["tree"]].items()}
+    for key, value in case.get("extra_tree", {}).items():
+        spec[key] = {**spec.get(key, {}), **value}
+    return spec
+
+
+def expected(value: Any, tree: Tree) -> Any:
+    """The expected output with parts expanded and placeholders substituted."""
+    if isinstance(value, dict):
+        if set(value) == {"parts"}:
+            return text_of(value)
+        return {k: expected(v, tree) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expected(v, tree) for v in value]
+    return tree.substitute(value) if isinstance(value, str) else value
+
+
+def run_case(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
+    home.write_config(memories=TOOLS_ON)
+    tree = Tree(home.path)
+    tree.build(tree_spec(case))
+    outside_before = tree.outside_files()
+    calls = [{"name": c["name"], "arguments": tree.substitute(
+        c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"]))}
+        for c in case["calls"]]
+    results = impl.call("tools.call", {"home": str(home.path), "calls": calls})["results"]
+    assert len(results) == len(calls), f"{len(results)} results for {len(calls)} calls"
+    for number, (want, got) in enumerate(zip(case["calls"], results, strict=True), 1):
+        where = f"call {number} ({want['name']} {calls[number - 1]['arguments']})"
+        if "output" in want:
+            assert "output" in got, f"{where}: refused: {got.get('error')}"
+            assert got["output"] == expected(want["output"], tree), f"{where}: wrong output"
+            continue
+        assert "error" in got, f"{where}: not refused: {got.get('output')}"
+        if "error" in want:
+            assert got["error"] == tree.substitute(want["error"]), f"{where}: wrong refusal"
+        for part in want.get("error_contains", []):
+            assert part in got["error"], f"{where}: the refusal does not mention {part!r}"
+    if "files_after" in case:
+        assert tree.extension_files() == case["files_after"], "extension files after the calls"
+    assert tree.outside_files() == case.get("outside_after", outside_before), \
+        "the folder outside the memory root changed"
+
+
+def tool_check(prefix: str, title: str, rules: tuple[str, ...]) -> Any:
+    selected = cases(prefix)
+
+    @check(f"read.tool.{prefix}", title=title, rules=rules, level="SHOULD", area="read",
+           needs=NEEDS)
+    @pytest.mark.parametrize("case", selected, ids=[c["id"][len(prefix) + 1:] for c in selected])
+    def test(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
+        run_case(impl, home, case)
+
+    return test
+
+
+test_path = tool_check("path", "a tool's path stays inside the memory root: parents, absolute "
+                       "and drive paths, hidden components, symlinks at any depth and walks "
+                       "through files are refused, each with its own message",
+                       ("TOOL-PATH-01", "TOOL-PATH-02", "TOOL-PATH-03", "TOOL-PATH-04",
+                        "TOOL-PATH-05"))
+test_list = tool_check("list", "list shows the visible entries directly under a path, in byte "
+                       "order, paginated by cursor", ("TOOL-LIST-01", "TOOL-LIST-02",
+                                                      "TOOL-LIST-03", "TOOL-LIST-04"))
+test_read = tool_check("read", "read returns a file from a 1-based line for at most some lines, "
+                       "capped at 20,000 tokens", ("TOOL-READ-01", "TOOL-READ-02",
+                                                   "TOOL-READ-03", "TOOL-READ-04"))
+test_search = tool_check("search", "search matches substrings by any, same-line or windowed "
+                         "mode, with case and punctuation options, in path order",
+                         ("TOOL-SEARCH-01", "TOOL-SEARCH-02", "TOOL-SEARCH-03",
+                          "TOOL-SEARCH-04", "TOOL-SEARCH-05"))
+test_note = tool_check("note", "an ad-hoc note is a new file with a strict name under "
+                       "extensions/ad_hoc/notes/, never overwriting anything",
+                       ("TOOL-NOTE-01", "TOOL-NOTE-02", "TOOL-NOTE-03"))
+test_args = tool_check("args", "tool arguments are parsed strictly: unknown and missing fields "
+                       "and wrong types are refused", ("TOOL-GEN-03",))

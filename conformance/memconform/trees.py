@@ -1,0 +1,73 @@
+"""Memory roots built from the language-neutral tree specs of `fixtures/read/tools.json`:
+files, raw bytes, empty folders, symlinks, and an `outside` folder beside the root that no
+tool may reach."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+def text_of(value: str | dict[str, Any]) -> str:
+    """A text given literally or as `{"parts": [[text, repeat], ...]}`."""
+    if isinstance(value, str):
+        return value
+    return "".join(part * count for part, count in value["parts"])
+
+
+class Tree:
+    """A memory root (`<home>/memories`) and its outside folder (`<home>/outside`)."""
+
+    def __init__(self, home: Path) -> None:
+        self.root = (home / "memories").absolute()
+        self.outside = (home / "outside").absolute()
+
+    def substitute(self, text: str) -> str:
+        return text.replace("{root}", str(self.root)).replace("{outside}", str(self.outside))
+
+    def build(self, spec: dict[str, Any]) -> None:
+        self.outside.mkdir(parents=True, exist_ok=True)
+        for name, value in spec.get("outside", {}).items():
+            self._write(self.outside / name, text_of(value).encode("utf-8"))
+        if spec.get("no_root"):
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        for name in spec.get("dirs", []):
+            (self.root / name).mkdir(parents=True, exist_ok=True)
+        for name, value in spec.get("files", {}).items():
+            self._write(self.root / name, text_of(value).encode("utf-8"))
+        for name, hexed in spec.get("bytes", {}).items():
+            self._write(self.root / name, bytes.fromhex(hexed))
+        for name, target in spec.get("symlinks", {}).items():
+            link = self.root / name
+            link.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(self.substitute(target), link)
+
+    @staticmethod
+    def _write(path: Path, data: bytes) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    @staticmethod
+    def files(folder: Path, base: Path) -> dict[str, str]:
+        """Every regular file under `folder` (symlinks not followed), by path relative to
+        `base`, with its text."""
+        found: dict[str, str] = {}
+        if not folder.is_dir() or folder.is_symlink():
+            return found
+        for dirpath, dirnames, filenames in os.walk(folder):
+            for name in filenames:
+                path = Path(dirpath) / name
+                if path.is_file() and not path.is_symlink():
+                    found[path.relative_to(base).as_posix()] = path.read_text(
+                        encoding="utf-8", errors="replace")
+            dirnames[:] = [d for d in dirnames if not (Path(dirpath) / d).is_symlink()]
+        return found
+
+    def extension_files(self) -> dict[str, str]:
+        """Regular files under `extensions/`, by path relative to the root."""
+        return self.files(self.root / "extensions", self.root)
+
+    def outside_files(self) -> dict[str, str]:
+        return self.files(self.outside, self.outside)
