@@ -22,6 +22,7 @@ from memconform.report import Reporter
 CHECKS_PACKAGE = "memconform.checks"
 ID_KEY = pytest.StashKey[str]()
 EXPECT_KEY = pytest.StashKey[Expectation | None]()
+FACTS_KEY = pytest.StashKey[dict[str, Any]]()
 _EXPECTATIONS = pytest.StashKey[Expectations]()
 PROP = "memconform:"
 MESSAGE_LIMIT = 4000
@@ -137,6 +138,14 @@ def _memconform_needs(request: pytest.FixtureRequest) -> None:
         adapter: Adapter = request.getfixturevalue("impl")
         for capability in meta.needs:
             adapter.require(capability)
+
+
+@pytest.fixture
+def facts(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Measurements a check reports (case counts, sizes); they land in its report record."""
+    found: dict[str, Any] = {}
+    request.node.stash[FACTS_KEY] = found
+    return found
 
 
 @pytest.fixture
@@ -267,7 +276,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     report.user_properties.append((PROP + report.when, json.dumps({
         "id": item.stash[ID_KEY], "area": meta.area, "level": meta.level,
         "rules": list(meta.rules), "title": meta.title, "status": status,
-        "message": message, "expected": expected})))
+        "message": message, "expected": expected,
+        "facts": item.stash.get(FACTS_KEY, {})})))
 
 
 class _ReportPlugin:
@@ -324,6 +334,8 @@ def _record(nodeid: str, phases: dict[str, Any]) -> dict[str, Any]:
         final = {**final, "status": "error", "message": teardown["message"]}
     record = {key: final[key] for key in ("id", "area", "level", "rules", "title", "status",
                                           "message", "expected")}
+    if final.get("facts"):
+        record["facts"] = final["facts"]
     record["nodeid"] = nodeid
     record["duration_s"] = round(sum(p["duration"] for p in phases.values()), 4)
     record["type"] = "check"

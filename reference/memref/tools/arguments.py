@@ -21,7 +21,7 @@ class Field:
 
 
 def refuse(detail: str) -> ToolError:
-    return ToolError(f"failed to parse function arguments: {detail}")
+    return ToolError(detail)
 
 
 def _describe(value: Any) -> str:
@@ -89,7 +89,7 @@ def parse(raw: str, fields: tuple[Field, ...]) -> dict[str, Any]:
     try:
         data = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as exc:
-        raise refuse(f"not valid JSON: {exc}") from None
+        raise refuse(f"arguments are not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise refuse(f"invalid type: {_describe(data)}, expected an object")
     names = [f.name for f in fields]

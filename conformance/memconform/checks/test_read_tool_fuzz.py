@@ -1,0 +1,247 @@
+"""TOOL-PATH-05: generated paths and note names thrown at every memory tool, against a memory
+root planted with symlinks (to the outside, to the root, dangling, in loops) and hidden files.
+
+An independent oracle walks the same tree with `lstat`: a path with a parent, absolute or drive
+prefix, a hidden component, a symlink at any depth or a walk through a file must be refused;
+a clean existing path must be served with exactly what the oracle sees. Nothing outside the
+root, and nothing hidden, may ever appear in an answer or be written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memconform.adapters import Adapter
+from memconform.home import CodexHome
+from memconform.registry import check
+from memconform.trees import Tree
+
+BATCH = 100
+EXAMPLES = 100  # BATCH * EXAMPLES = 10,000 generated inputs per tool
+TOKENS = ("OUTSIDE-TOKEN", "HIDDEN-TOKEN")
+NOTES = "extensions/ad_hoc/notes"
+PLANTED = ("2026-01-01T00-00-00-planted-dangling.md", "2026-01-01T00-00-00-planted-secret.md")
+TREE: dict[str, Any] = {
+    "files": {"MEMORY.md": "needle memory\n", "memory_summary.md": "v1\nneedle\n",
+              "skills/a/SKILL.md": "needle skill\n", "rollout_summaries/r.md": "a\nneedle\n",
+              "deep/er/est/file.md": "needle deep\n", ".hidden.md": "HIDDEN-TOKEN needle\n",
+              ".git/config": "HIDDEN-TOKEN needle\n", "skills/.secret/x.md": "HIDDEN-TOKEN\n"},
+    "outside": {"secret.txt": "OUTSIDE-TOKEN needle\n", "sub/inner.md": "OUTSIDE-TOKEN needle\n"},
+    "dirs": [NOTES],
+    "symlinks": {"out": "../outside", "absout": "{outside}",
+                 "secretlink.md": "../outside/secret.txt", "skills/a/up": "../../../outside",
+                 "deep/er/loop": ".", "deep/er/est/parent": "../..", "rootlink": "{root}",
+                 "dangling": "missing",
+                 f"{NOTES}/{PLANTED[0]}": "{outside}/planted.md",
+                 f"{NOTES}/{PLANTED[1]}": "../../../../outside/secret.txt"},
+}
+WORDS = ("", ".", "..", "...", "out", "absout", "secretlink.md", "skills", "a", "up", "SKILL.md",
+         "deep", "er", "est", "file.md", "loop", "parent", "rootlink", "dangling", ".git",
+         "config", ".hidden.md", "MEMORY.md", "memory_summary.md", "rollout_summaries", "r.md",
+         "secret.txt", "sub", "inner.md", "outside", "memories", ".secret", "x.md", "C:", "c:",
+         "~", "%2e%2e", "..\\out", "\\", "*", "extensions", "ad_hoc", "notes", *PLANTED,
+         "ab", "a.b", "-", "é", " ", "a\x00b", "x" * 300)
+PREFIXES = ("", "", "", "/", "./", "../", "{root}/", "{outside}/", "C:\\", "//")
+NOTE_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}-[a-z0-9-]{1,80}\.md")
+
+
+def path_strategy() -> st.SearchStrategy[str]:
+    word = st.sampled_from(WORDS)
+    return st.builds(lambda pre, parts, sep, post: pre + sep.join(parts) + post,
+                     st.sampled_from(PREFIXES), st.lists(word, min_size=1, max_size=6),
+                     st.sampled_from(("/", "/", "//", "\\")), st.sampled_from(("", "", "/")))
+
+
+def name_strategy() -> st.SearchStrategy[str]:
+    full_width_year = "\uff12\uff10\uff12\uff16"
+    stamp = st.sampled_from(("2026-05-26T13-42-08-", "2026-99-99T99-99-99-", "2026-5-26T1-2-3-",
+                             "2026-05-26T13:42:08-", f"{full_width_year}-05-26T13-42-08-", "",
+                             "../"))
+    slug = st.text("abz09-_./\\ AZé", max_size=90)
+    suffix = st.sampled_from((".md", ".md", ".txt", "", ".md/", ".MD"))
+    return st.one_of(st.builds(lambda a, b, c: a + b + c, stamp, slug, suffix),
+                     st.sampled_from(PLANTED), st.text(max_size=20))
+
+
+class Oracle:
+    """What the tools must do, decided by walking the tree with `lstat` (never following)."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.root = tree.root
+
+    def target(self, path: str) -> tuple[str, Path | None]:
+        """("refuse", None) for a path that must be refused, else its kind and location."""
+        if path.startswith("/") or re.match(r"[A-Za-z]:", path):
+            return "refuse", None
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        if ".." in parts or any(p.startswith(".") for p in parts) or "\x00" in path:
+            return "refuse", None
+        current = self.root
+        for index, part in enumerate(parts):
+            current = current / part
+            try:
+                mode = os.lstat(current).st_mode
+            except FileNotFoundError:
+                return "refuse", None
+            except OSError:  # a name too long for the file system
+                return "refuse", None
+            if stat.S_ISLNK(mode) or (index + 1 < len(parts) and not stat.S_ISDIR(mode)):
+                return "refuse", None
+        mode = os.lstat(current).st_mode
+        kind = "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+        return kind, current
+
+    def visible(self, folder: Path) -> list[Path]:
+        return [folder / n for n in os.listdir(folder) if not n.startswith(".")
+                and not stat.S_ISLNK(os.lstat(folder / n).st_mode)]
+
+    def files_below(self, target: Path) -> list[Path]:
+        if target.is_file():
+            return [target]
+        found = []
+        for child in self.visible(target):
+            found += self.files_below(child) if child.is_dir() else [child]
+        return found
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+
+def assert_no_leak(result: dict[str, Any], where: str) -> None:
+    text = json.dumps(result)
+    for token in TOKENS:
+        assert token not in text, f"{where}: {token} reached the model: {text[:300]}"
+
+
+def expect_list(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
+    kind, target = oracle.target(path)
+    if kind not in ("dir", "file") or target is None:
+        assert "error" in result, f"list {path!r} was served: {result}"
+        return
+    assert "output" in result, f"list {path!r} refused: {result['error']}"
+    entries = sorted((oracle.rel(p), "directory" if p.is_dir() else "file")
+                     for p in (oracle.visible(target) if kind == "dir" else [target]))
+    got = sorted((e["path"], e["entry_type"]) for e in result["output"]["entries"])
+    assert got == entries, f"list {path!r}: {got} != {entries}"
+
+
+def expect_read(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
+    kind, target = oracle.target(path)
+    if kind != "file" or target is None:
+        assert "error" in result, f"read {path!r} was served: {result}"
+        return
+    assert "output" in result, f"read {path!r} refused: {result['error']}"
+    assert result["output"]["content"] == target.read_text(encoding="utf-8"), f"read {path!r}"
+
+
+def expect_search(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
+    kind, target = oracle.target(path)
+    if kind not in ("dir", "file") or target is None:
+        assert "error" in result, f"search {path!r} was served: {result}"
+        return
+    assert "output" in result, f"search {path!r} refused: {result['error']}"
+    want = sorted((oracle.rel(f), n) for f in oracle.files_below(target)
+                  for n, line in enumerate(f.read_text(encoding="utf-8").split("\n"), 1)
+                  if "needle" in line)
+    got = sorted((m["path"], m["match_line_number"]) for m in result["output"]["matches"])
+    assert got == want, f"search {path!r}: {got} != {want}"
+
+
+def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], inputs: st.SearchStrategy[str],
+             make_call: Callable[[str], dict[str, Any]],
+             judge: Callable[[str, dict[str, Any]], None]) -> Tree:
+    home.write_config(memories={"dedicated_tools": True})
+    tree = Tree(home.path)
+    tree.build(TREE)
+    outside = tree.outside_files()
+    facts["inputs"] = 0
+
+    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(inputs, min_size=BATCH, max_size=BATCH))
+    def batch(values: list[str]) -> None:
+        subs = [tree.substitute(v) for v in values]
+        calls = [make_call(v) for v in subs]
+        results = impl.call("tools.call", {"home": str(home.path), "calls": calls})["results"]
+        assert len(results) == len(calls)
+        for value, result in zip(subs, results, strict=True):
+            assert_no_leak(result, repr(value))
+            judge(value, result)
+        assert tree.outside_files() == outside, "a file outside the memory root changed"
+        facts["inputs"] += len(values)
+
+    batch()
+    assert facts["inputs"] >= BATCH * EXAMPLES, f"only {facts['inputs']} inputs were tried"
+    return tree
+
+
+def fuzz_check(tool: str) -> Any:
+    @check(f"read.tool.fuzz.{tool}", title=f"{tool}: 10,000 generated paths against planted "
+           "symlinks and hidden files; no answer escapes the memory root or shows a hidden "
+           "file, and every clean path is served", rules=("TOOL-PATH-05",), level="SHOULD",
+           area="read", needs=("memory.tools",))
+    @pytest.mark.timeout(300)
+    def test(impl: Adapter, home: CodexHome, facts: dict[str, Any]) -> None:
+        oracle_box: list[Oracle] = []
+
+        def judge(path: str, result: dict[str, Any]) -> None:
+            {"list": expect_list, "read": expect_read, "search": expect_search}[tool](
+                oracle_box[0], path, result)
+
+        def make(path: str) -> dict[str, Any]:
+            args = {"list": {"path": path}, "read": {"path": path},
+                    "search": {"queries": ["needle"], "path": path}}[tool]
+            return {"name": tool, "arguments": json.dumps(args)}
+
+        oracle_box.append(Oracle(Tree(home.path)))
+        run_fuzz(impl, home, facts, path_strategy(), make, judge)
+
+    return test
+
+
+test_fuzz_list = fuzz_check("list")
+test_fuzz_read = fuzz_check("read")
+test_fuzz_search = fuzz_check("search")
+
+
+@check("read.tool.fuzz.add_ad_hoc_note", title="add_ad_hoc_note: 10,000 generated names; only "
+       "well-formed new names create a file, only in the notes folder, never through a "
+       "planted symlink", rules=("TOOL-PATH-05", "TOOL-NOTE-02", "TOOL-NOTE-03"),
+       level="SHOULD", area="read", needs=("memory.tools",))
+@pytest.mark.timeout(300)
+def test_fuzz_note(impl: Adapter, home: CodexHome, facts: dict[str, Any]) -> None:
+    notes = Tree(home.path).root / NOTES
+    created: set[str] = set()
+
+    def make(name: str) -> dict[str, Any]:
+        return {"name": "add_ad_hoc_note",
+                "arguments": json.dumps({"filename": name, "note": f"note {name}"})}
+
+    def judge(name: str, result: dict[str, Any]) -> None:
+        """Judged in call order, so `created` is the folder as the call found it."""
+        fresh = (NOTE_NAME.fullmatch(name) is not None and len(name.encode()) <= 128
+                 and name not in created and name not in PLANTED)
+        if not fresh:
+            assert "error" in result, f"note {name!r} was accepted: {result}"
+            return
+        assert result == {"output": {}}, f"note {name!r} refused: {result}"
+        created.add(name)
+        assert (notes / name).read_text(encoding="utf-8") == f"note {name}", f"note {name!r}"
+
+    tree = run_fuzz(impl, home, facts, name_strategy(), make, judge)
+    written = {k for k in tree.files(tree.root, tree.root) if k.startswith(NOTES + "/")}
+    assert written == {f"{NOTES}/{n}" for n in created}, "notes written that were not accepted"
+    others = {k: v for k, v in tree.files(tree.root, tree.root).items()
+              if not k.startswith(NOTES + "/")}
+    assert others == TREE["files"], "a file outside the notes folder was written"
+    facts["notes_created"] = len(created)
