@@ -17,7 +17,7 @@ AREAS = {
     "tokens": "Token counting rules",
     "phase1": "Phase 1: candidates, stage-1 jobs, input, output, redaction, retention, races",
     "phase2": "Phase 2: the consolidation job, selection, files, git workspace, agent",
-    "read": "Read path: citations in assistant messages",
+    "read": "Read path: citations, usage, injection, memory tools, pollution",
 }
 MARKER = "memcheck"
 F = TypeVar("F", bound=Callable[..., Any])

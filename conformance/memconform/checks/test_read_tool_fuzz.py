@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from memconform.adapters import Adapter
@@ -55,11 +55,46 @@ PREFIXES = ("", "", "", "/", "./", "../", "{root}/", "{outside}/", "C:\\", "//")
 NOTE_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}-[a-z0-9-]{1,80}\.md")
 
 
+# Paths that exist in the tree, many of them through a planted link: the walks a model would try.
+WALKS = ("MEMORY.md", "memory_summary.md", "skills", "skills/a", "skills/a/SKILL.md",
+         "rollout_summaries/r.md", "deep/er/est/file.md", "out", "out/secret.txt",
+         "out/sub/inner.md", "absout/secret.txt", "absout/sub", "secretlink.md",
+         "skills/a/up/secret.txt", "skills/a/up/sub/inner.md", "deep/er/loop/est/file.md",
+         "deep/er/loop/loop/est", "deep/er/est/parent/er/est/file.md", "rootlink/MEMORY.md",
+         "rootlink/out/secret.txt", "dangling", "dangling/x", ".hidden.md", ".git/config",
+         "skills/.secret/x.md", f"{NOTES}/{PLANTED[1]}", "extensions/ad_hoc",
+         "../outside/secret.txt", "memories/../outside/secret.txt", "MEMORY.md/x")
+
+
+def mutated(walk: str, edits: list[tuple[int, int]]) -> str:
+    """Apply small edits to a walk: dots, doubled or trailing slashes, parents, hidden names."""
+    parts = walk.split("/")
+    for kind, at in edits:
+        at %= len(parts) + 1
+        if kind == 0:
+            parts.insert(at, ".")
+        elif kind == 1:
+            parts.insert(at, "..")
+        elif kind == 2:
+            parts.insert(at, "")
+        elif kind == 3 and at < len(parts):
+            parts[at] = "." + parts[at]
+        elif kind == 4:
+            parts.insert(at, WORDS[at % len(WORDS)])
+    return "/".join(parts)
+
+
 def path_strategy() -> st.SearchStrategy[str]:
     word = st.sampled_from(WORDS)
-    return st.builds(lambda pre, parts, sep, post: pre + sep.join(parts) + post,
-                     st.sampled_from(PREFIXES), st.lists(word, min_size=1, max_size=6),
-                     st.sampled_from(("/", "/", "//", "\\")), st.sampled_from(("", "", "/")))
+    random_walk = st.builds(lambda pre, parts, sep, post: pre + sep.join(parts) + post,
+                            st.sampled_from(PREFIXES), st.lists(word, min_size=1, max_size=6),
+                            st.sampled_from(("/", "/", "//", "\\")),
+                            st.sampled_from(("", "", "/")))
+    edits = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 7)), max_size=2)
+    tree_walk = st.builds(lambda pre, walk, changes, post: pre + mutated(walk, changes) + post,
+                          st.sampled_from(("", "", "", "./", "/", "{root}/")),
+                          st.sampled_from(WALKS), edits, st.sampled_from(("", "", "/")))
+    return st.one_of(tree_walk, tree_walk, random_walk)
 
 
 def name_strategy() -> st.SearchStrategy[str]:
@@ -69,7 +104,10 @@ def name_strategy() -> st.SearchStrategy[str]:
                              "../"))
     slug = st.text("abz09-_./\\ AZé", max_size=90)
     suffix = st.sampled_from((".md", ".md", ".txt", "", ".md/", ".MD"))
-    return st.one_of(st.builds(lambda a, b, c: a + b + c, stamp, slug, suffix),
+    good_slug = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=84)
+    well_formed = st.builds(lambda a, b: f"2026-05-26T13-42-{a:02d}-{b}.md",
+                            st.integers(0, 99), good_slug)
+    return st.one_of(well_formed, st.builds(lambda a, b, c: a + b + c, stamp, slug, suffix),
                      st.sampled_from(PLANTED), st.text(max_size=20))
 
 
@@ -166,8 +204,9 @@ def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], inputs: st.S
     outside = tree.outside_files()
     facts["inputs"] = 0
 
+    # no shrinking: a failure names its input, and shrinking 100-call batches costs minutes
     @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
+              phases=(Phase.generate,), suppress_health_check=list(HealthCheck))
     @given(st.lists(inputs, min_size=BATCH, max_size=BATCH))
     def batch(values: list[str]) -> None:
         subs = [tree.substitute(v) for v in values]
