@@ -68,13 +68,13 @@ class Reply:
         return dataclasses.replace(self, gate=gate)
 
 
-def _message_item(text: str) -> dict[str, Any]:
+def message_item(text: str) -> dict[str, Any]:
     return {"type": "message", "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": []}]}
 
 
 def message(text: str) -> Reply:
-    return Reply(items=(_message_item(text),))
+    return Reply(items=(message_item(text),))
 
 
 def json_output(value: Any) -> Reply:
@@ -113,7 +113,7 @@ def stalled(reply: Reply, seconds: float) -> Reply:
 
 def connection_reset() -> Reply:
     """Start an SSE answer, then drop the connection mid-stream."""
-    return Reply(items=(_message_item("{\"raw_memory\": \"partial"),), reset=True)
+    return Reply(items=(message_item("{\"raw_memory\": \"partial"),), reset=True)
 
 
 def http_error(status: int, body: str = "mock error") -> Reply:
@@ -292,26 +292,34 @@ class MockModel:
         return Response(self._stream(seq, reply), status=200, mimetype="text/event-stream")
 
     def _stream(self, seq: int, reply: Reply) -> str:
-        rid = f"resp_{seq}"
-        out = [_sse({"type": "response.created", "response": {"id": rid}})]
-        for index, item in enumerate(reply.items):
-            done = {"id": f"item_{seq}_{index}", **item}
-            if done["type"] in ("function_call", "custom_tool_call"):
-                done.setdefault("status", "completed")
-            out.append(_sse({"type": "response.output_item.done", "output_index": index,
-                             "item": done}))
-        if reply.cut:
-            return "".join(out)
-        if reply.failure is not None:
-            out.append(_sse({"type": "response.failed", "response": {
-                "id": rid, "error": {"code": "server_error", "message": reply.failure}}}))
-        else:
-            usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-                     "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                     "total_tokens": 15}
-            out.append(_sse({"type": "response.completed",
-                             "response": {"id": rid, "usage": usage}}))
+        return sse_stream(seq, reply.items, cut=reply.cut, failure=reply.failure)
+
+
+def sse_stream(seq: int, output: tuple[dict[str, Any], ...] | list[dict[str, Any]], *,
+               cut: bool = False, failure: str | None = None) -> str:
+    """A whole Responses API answer as server-sent events: `response.created`, one
+    `response.output_item.done` per item, then `response.completed` (or `response.failed`, or
+    nothing when `cut`)."""
+    response_id = f"resp_{seq}"
+    out = [_sse({"type": "response.created", "response": {"id": response_id}})]
+    for index, item in enumerate(output):
+        done = {"id": f"item_{seq}_{index}", **item}
+        if done["type"] in ("function_call", "custom_tool_call"):
+            done.setdefault("status", "completed")
+        out.append(_sse({"type": "response.output_item.done", "output_index": index,
+                         "item": done}))
+    if cut:
         return "".join(out)
+    if failure is not None:
+        out.append(_sse({"type": "response.failed", "response": {
+            "id": response_id, "error": {"code": "server_error", "message": failure}}}))
+    else:
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": 15}
+        out.append(_sse({"type": "response.completed",
+                         "response": {"id": response_id, "usage": usage}}))
+    return "".join(out)
 
 
 def start_server() -> HTTPServer:

@@ -59,6 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
             _is_worker(config) or config.getoption("numprocesses", default=None)):
         raise pytest.UsageError("--snapshot-update cannot run under xdist (-n); "
                                 "update snapshots in a serial run")
+    _codex_homes_outside_tmp(config)
     path = config.getoption("--expectations")
     try:
         expectations = Expectations.load(path) if path else Expectations.empty()
@@ -78,6 +79,16 @@ def pytest_configure(config: pytest.Config) -> None:
             "workers": config.getoption("numprocesses", default=None)})
         config.pluginmanager.register(_ReportPlugin(config, reporter, expectations),
                                       "memconform-report")
+
+
+def _codex_homes_outside_tmp(config: pytest.Config) -> None:
+    """The Codex binary refuses to set up its helpers under /tmp, where pytest keeps homes
+    by default: for `--impl codex` they go to the user's cache unless --basetemp is given."""
+    if not str(config.getoption("--impl")).startswith("codex") or _is_worker(config):
+        return
+    if config.option.basetemp is None:
+        from memconform.codex.binary import work_dir
+        config.option.basetemp = str(work_dir() / "pytest")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

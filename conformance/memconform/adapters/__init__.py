@@ -43,7 +43,8 @@ def transport_for(spec: str) -> Transport:
             raise ImplSpecError("exec: needs a command, e.g. exec:'python -m memref.stdio'")
         return StdioTransport(argv)
     if kind == "codex":
-        raise ImplSpecError("codex: the Codex binary adapter is not available in this version")
+        from memconform.codex.adapter import CodexAdapter
+        return InProcessTransport(lambda: CodexAdapter(rest or None), label=spec)
     raise ImplSpecError(
         f"--impl {spec!r}: expected ref, python:MODULE:FACTORY, exec:COMMAND or codex[:PATH]"
     )

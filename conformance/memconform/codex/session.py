@@ -1,0 +1,167 @@
+"""One `codex exec` session on a Codex home, pointed at the front, with its turn scripted and,
+for a startup, held until the memory pipeline it started has settled."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memconform.codex.front import Front, Turn
+
+QUIET_S = 2.5  # no pipeline request and no job change for this long: nothing more will come
+POLL_S = 0.1
+TOOL_OUTPUT_TOKENS = 10_000_000  # Codex cuts tool output at ~10 KB otherwise
+START_RETRIES = 3  # fresh processes racing on one home may fail to open the state DB
+
+
+class CodexSessionError(RuntimeError):
+    """The session did not start, finish or settle."""
+
+
+@dataclass
+class Result:
+    returncode: int
+    events: list[dict[str, Any]]
+    stderr: str
+    turn: Turn
+
+    @property
+    def thread_id(self) -> str | None:
+        return next((e.get("thread_id") for e in self.events
+                     if e.get("type") == "thread.started"), None)
+
+    def agent_messages(self) -> list[str]:
+        return [e["item"].get("text", "") for e in self.events
+                if e.get("type") == "item.completed"
+                and (e.get("item") or {}).get("type") == "agent_message"]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """The model provider `config.toml` names: the harness's mock."""
+
+    name: str
+    base_url: str
+    env_key: str | None
+
+
+def provider_of(home: Path) -> Provider:
+    try:
+        data = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+        name = data["model_provider"]
+        table = data["model_providers"][name]
+        key = table.get("env_key")
+        return Provider(name, table["base_url"], key if isinstance(key, str) else None)
+    except (OSError, KeyError, TypeError, AttributeError, tomllib.TOMLDecodeError) as exc:
+        raise CodexSessionError(f"{home}/config.toml names no usable model provider: "
+                                f"{exc}") from exc
+
+
+def jobs(home: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """The `jobs` rows of memories_1.sqlite as they stand (empty when there is no DB yet)."""
+    path = home / "memories_1.sqlite"
+    if not path.exists():
+        return {}
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = con.execute("SELECT kind, job_key, status, ownership_token, finished_at,"
+                               " retry_at FROM jobs").fetchall()
+        finally:
+            con.close()
+    except sqlite3.OperationalError:  # created but not migrated yet
+        return {}
+    return {(r[0], r[1]): tuple(r[2:]) for r in rows}
+
+
+def settled(home: Path, front: Front, before: dict[tuple[str, str], tuple[Any, ...]]) -> bool:
+    """The pipeline this session started is over: none of its jobs is running, no pipeline
+    request is in flight, and neither has changed for `QUIET_S`."""
+    now = jobs(home)
+    if any(row[0] == "running" and row[1] != before.get(key, (None, None))[1]
+           for key, row in now.items()):
+        return False
+    return front.quiet_for() >= QUIET_S
+
+
+def run(binary: Path, front: Front, home: Path, *, env: dict[str, str], args: list[str],
+        turn: Turn, hold: bool, timeout_s: float) -> Result:
+    """Run `codex exec ARGS` on `home`. With `hold`, the session's first model answer waits
+    until the pipeline has settled (the session would otherwise exit and kill it)."""
+    provider = provider_of(home)
+    cwd = home.parent / f"{home.name}-work"
+    cwd.mkdir(parents=True, exist_ok=True)
+    command = [str(binary), "exec", "--skip-git-repo-check", "--json",
+               "-c", f"model_providers.{provider.name}.base_url={json.dumps(front.url)}",
+               "-c", f"tool_output_token_limit={TOOL_OUTPUT_TOKENS}", *args]
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    if provider.env_key:  # the front needs no key, but Codex wants the variable set
+        environment[provider.env_key] = "memconform-placeholder"
+    environment.update(env, CODEX_HOME=str(home))
+    for attempt in range(START_RETRIES):
+        result = _once(command, cwd, environment, front, home, provider.base_url, turn, hold,
+                       timeout_s)
+        if result.returncode == 0 or "failed to initialize" not in result.stderr:
+            return result
+        turn = Turn(turn.answers, gate_timeout_s=turn.gate_timeout_s)
+        time.sleep(0.2 * (attempt + 1))
+    raise CodexSessionError(f"codex exec failed to start {START_RETRIES} times: "
+                            f"{result.stderr[-1500:]}")
+
+
+def _once(command: list[str], cwd: Path, env: dict[str, str], front: Front, home: Path,
+          upstream: str, turn: Turn, hold: bool, timeout_s: float) -> Result:
+    before = jobs(home)
+    if not hold:
+        turn.gate.set()
+    front.begin(upstream, turn)
+    deadline = time.monotonic() + timeout_s
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err)
+        try:
+            if hold:
+                _hold_until_settled(proc, home, front, turn, before, deadline)
+                turn.gate.set()
+            proc.wait(max(deadline - time.monotonic(), 1.0))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise CodexSessionError(f"codex exec did not finish within {timeout_s:.0f} s") \
+                from None
+        finally:
+            turn.gate.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        out.seek(0)
+        err.seek(0)
+        events = [json.loads(line) for line in out.read().decode("utf-8", "replace").splitlines()
+                  if line.startswith("{")]
+        return Result(proc.returncode, events, err.read().decode("utf-8", "replace"), turn)
+
+
+def _hold_until_settled(proc: subprocess.Popen[bytes], home: Path, front: Front, turn: Turn,
+                        before: dict[tuple[str, str], tuple[Any, ...]],
+                        deadline: float) -> None:
+    def wait(condition: Callable[[], bool], what: str) -> None:
+        while not condition():
+            if proc.poll() is not None:
+                return
+            if time.monotonic() > deadline:
+                raise CodexSessionError(f"timed out waiting for {what}")
+            time.sleep(POLL_S)
+
+    wait(turn.arrived.is_set, "the session's first model request")
+    arrived = time.monotonic()
+    wait(lambda: time.monotonic() - arrived >= QUIET_S and settled(home, front, before),
+         "the memory pipeline to settle")
