@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
 
 from memconform.adapters import Adapter
+from memconform.clock import HarnessClock
+from memconform.home import CodexHome
 from memconform.registry import check
 from memconform.resources import fixture_json
 
@@ -48,3 +51,29 @@ def test_blocks(impl: Adapter, case: dict[str, Any]) -> None:
     assert got["visible_text"] == case["visible"], "wrong visible text"
     assert got["citation"] == case["citation"], "wrong parsed citation"
     assert got["thread_ids"] == case["thread_ids"], "wrong cited thread ids"
+
+
+@check("read.cite.turn", title="every citation case as a completed assistant message: the user "
+       "sees the visible text and each cited id with a stored memory gets its uses",
+       rules=("STRIP-01", "STRIP-02", "CITE-05", "CITE-06", "TID-01", "TID-02", "USAGE-03"),
+       level="SHOULD", area="read", needs=("turn.message",))
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_turn(impl: Adapter, home: CodexHome, clock: HarnessClock,
+              case: dict[str, Any]) -> None:
+    """The same cases end to end: a memory is stored under every id the case cites (and one
+    that nothing cites), then the message is handled as a turn's answer."""
+    uses = Counter(case["thread_ids"])
+    bystander = "00000000-0000-4000-8000-0000000000b5"
+    for thread_id in [*uses, bystander]:
+        home.add_stage1_output(thread_id, raw_memory="- m", rollout_summary="s",
+                               source_updated_at=clock.now - 3600)
+    got = impl.call("turn.message", {"home": str(home.path), "text": case["text"],
+                                     "now_ms": clock.request_now(), "seed": 1})
+    assert got["visible_text"] == case["visible"], "wrong visible text"
+    if "citation" in got:
+        assert got["citation"] == case["citation"], "wrong parsed citation"
+    rows = {r["thread_id"]: r["usage_count"] for r in home.query(
+        home.memories_db, "SELECT thread_id, usage_count FROM stage1_outputs")}
+    assert rows == {**uses, bystander: None}, "wrong usage counts"
+    assert got["usage_updates"] == sum(uses.values())
+

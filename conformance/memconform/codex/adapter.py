@@ -143,7 +143,7 @@ class CodexAdapter:
                   "arguments": c["arguments"], "call_id": f"memconform_{i}"}
                  for i, c in enumerate(args["calls"])]
         result = self._run(home, ["--ephemeral", "memconform tools"],
-                           Turn([calls, [message_item("done")]]))
+                           Turn([*_independent_groups(calls), [message_item("done")]]))
         _require_success(result)
         outputs: dict[str, str] = {}
         for request in result.turn.requests:
@@ -203,6 +203,28 @@ def _require_success(result: session.Result) -> None:
     if result.returncode != 0:
         raise session.CodexSessionError(f"codex exec exited {result.returncode}: "
                                         f"{result.stderr[-1500:]}")
+
+
+def _independent_groups(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Consecutive calls whose order cannot matter, one model answer each. Codex may run the
+    calls of one answer concurrently, so a group is either reads only, or notes with distinct
+    file names."""
+    groups: list[list[dict[str, Any]]] = []
+    names: set[str] = set()
+    for call in calls:
+        writes = call["name"] == "add_ad_hoc_note"
+        try:
+            name = str(json.loads(call["arguments"]).get("filename"))
+        except (ValueError, AttributeError):
+            name = call["arguments"]
+        current = groups[-1] if groups else []
+        same_kind = bool(current) and (current[0]["name"] == "add_ad_hoc_note") == writes
+        if not same_kind or (writes and name in names):
+            groups.append([])
+            names = set()
+        groups[-1].append(call)
+        names.add(name)
+    return groups
 
 
 def _text(output: Any) -> str:
