@@ -13,11 +13,13 @@ from rich.console import Console
 from rich.table import Table
 
 from memconform import report as rep
+from memconform import resources
 from memconform.expectations import Expectations, ExpectationsError, dump, updated
 from memconform.registry import AREAS
 
 console = Console(stderr=True)
-IMPL_HELP = "ref (default), python:MODULE:FACTORY, exec:COMMAND"
+CODEX_EXPECTATIONS = "expectations/codex-0.144.6.toml"
+IMPL_HELP = "ref (default), python:MODULE:FACTORY, exec:COMMAND, codex[:PATH]"
 
 
 def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...], keyword: str | None,
@@ -119,6 +121,9 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool,
         expectations: Path | None,
         strict_expectations: bool, workers: int) -> None:
     """Run the conformance checks against an implementation."""
+    if expectations is None and impl.split(":", 1)[0] == "codex":
+        expectations = resources.doc(CODEX_EXPECTATIONS)
+        console.print(f"using the bundled expectations for Codex: {expectations}")
     if expectations is not None:
         try:
             Expectations.load(expectations)

@@ -17,7 +17,8 @@ from typing import Any
 
 from memconform.codex.front import Front, Turn
 
-QUIET_S = 2.5  # no pipeline request and no job change for this long: nothing more will come
+QUIET_S = 1.5  # no pipeline request and no job change for this long: nothing more will come
+STUCK_S = 10.0
 POLL_S = 0.1
 TOOL_OUTPUT_TOKENS = 10_000_000  # Codex cuts tool output at ~10 KB otherwise
 START_RETRIES = 3  # fresh processes racing on one home may fail to open the state DB
@@ -83,14 +84,27 @@ def jobs(home: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
     return {(r[0], r[1]): tuple(r[2:]) for r in rows}
 
 
-def settled(home: Path, front: Front, before: dict[tuple[str, str], tuple[Any, ...]]) -> bool:
-    """The pipeline this session started is over: none of its jobs is running, no pipeline
-    request is in flight, and neither has changed for `QUIET_S`."""
-    now = jobs(home)
-    if any(row[0] == "running" and row[1] != before.get(key, (None, None))[1]
-           for key, row in now.items()):
-        return False
-    return front.quiet_for() >= QUIET_S
+class Settling:
+    """Watches one session's pipeline: it is over when no pipeline request is in flight, no
+    job row has changed for `QUIET_S`, and none of the jobs it claimed is still running. A
+    claimed job that stays `running` with neither requests nor row changes for `STUCK_S` is
+    not this session's any more (a check took it over) and does not hold the session."""
+
+    def __init__(self, home: Path, front: Front) -> None:
+        self.home = home
+        self.front = front
+        self.before = jobs(home)
+        self.seen = self.before
+        self.changed_at = time.monotonic()
+
+    def over(self) -> bool:
+        now = jobs(self.home)
+        if now != self.seen:
+            self.seen, self.changed_at = now, time.monotonic()
+        quiet = min(self.front.quiet_for(), time.monotonic() - self.changed_at)
+        claimed = any(row[0] == "running" and row[1] != self.before.get(key, (None, None))[1]
+                      for key, row in now.items())
+        return quiet >= (STUCK_S if claimed else QUIET_S)
 
 
 def run(binary: Path, front: Front, home: Path, *, env: dict[str, str], args: list[str],
@@ -120,7 +134,7 @@ def run(binary: Path, front: Front, home: Path, *, env: dict[str, str], args: li
 
 def _once(command: list[str], cwd: Path, env: dict[str, str], front: Front, home: Path,
           upstream: str, turn: Turn, hold: bool, timeout_s: float) -> Result:
-    before = jobs(home)
+    watch = Settling(home, front)
     if not hold:
         turn.gate.set()
     front.begin(upstream, turn)
@@ -130,7 +144,7 @@ def _once(command: list[str], cwd: Path, env: dict[str, str], front: Front, home
                                 stdout=out, stderr=err)
         try:
             if hold:
-                _hold_until_settled(proc, home, front, turn, before, deadline)
+                _hold_until_settled(proc, watch, turn, deadline)
                 turn.gate.set()
             proc.wait(max(deadline - time.monotonic(), 1.0))
         except subprocess.TimeoutExpired:
@@ -150,8 +164,7 @@ def _once(command: list[str], cwd: Path, env: dict[str, str], front: Front, home
         return Result(proc.returncode, events, err.read().decode("utf-8", "replace"), turn)
 
 
-def _hold_until_settled(proc: subprocess.Popen[bytes], home: Path, front: Front, turn: Turn,
-                        before: dict[tuple[str, str], tuple[Any, ...]],
+def _hold_until_settled(proc: subprocess.Popen[bytes], watch: Settling, turn: Turn,
                         deadline: float) -> None:
     def wait(condition: Callable[[], bool], what: str) -> None:
         while not condition():
@@ -163,5 +176,5 @@ def _hold_until_settled(proc: subprocess.Popen[bytes], home: Path, front: Front,
 
     wait(turn.arrived.is_set, "the session's first model request")
     arrived = time.monotonic()
-    wait(lambda: time.monotonic() - arrived >= QUIET_S and settled(home, front, before),
+    wait(lambda: watch.over() and time.monotonic() - arrived >= QUIET_S,
          "the memory pipeline to settle")
