@@ -84,7 +84,15 @@ def test_requests_are_validated_before_sending() -> None:
 
 
 @pytest.mark.parametrize("spec", ["nope", "python:", "python:memref", "python:no_such_mod:f",
-                                  "python:memref.adapter:missing", "exec:", "codex"])
+                                  "python:memref.adapter:missing", "exec:"])
 def test_bad_impl_specs_are_usage_errors(spec: str) -> None:
     with pytest.raises(ImplSpecError):
         resolve(spec, timeout_s=1)
+
+
+def test_codex_without_a_usable_binary_errors_at_the_handshake(tmp_path: Path) -> None:
+    adapter = resolve(f"codex:{tmp_path / 'no-codex'}", timeout_s=5)
+    with pytest.raises(AdapterError, match="not an executable file"):
+        adapter.handshake  # noqa: B018
+    adapter.close()
+
