@@ -66,11 +66,15 @@ def counts(records: list[dict[str, Any]]) -> dict[str, int]:
     return {s: tally.get(s, 0) for s in STATUSES}
 
 
-def by_area(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+def group(records: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
-        grouped[record["area"]].append(record)
-    return {area: counts(rs) for area, rs in sorted(grouped.items())}
+        grouped[record[key]].append(record)
+    return dict(sorted(grouped.items()))
+
+
+def by_area(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    return {area: counts(rs) for area, rs in group(records, "area").items()}
 
 
 def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
@@ -113,18 +117,17 @@ def markdown(header: dict[str, Any], records: list[dict[str, Any]], stale: list[
     lines = [f"# memconform {header['suite_version']} — {name}", "",
              f"Protocol v{header['protocol_version']}; {len(records)} checks; "
              f"agreement {passed}/{ran} checks run.", "",
-             "| area | " + " | ".join(STATUSES) + " | total |",
-             "|---|" + "---:|" * (len(STATUSES) + 1)]
-    areas = by_area(records)
-    for area, tally in areas.items():
+             "| area | " + " | ".join(STATUSES) + " | total | passed / run |",
+             "|---|" + "---:|" * (len(STATUSES) + 2)]
+    areas = group(records, "area")
+    for area, tally in by_area(records).items():
+        p, r = agreement(areas[area])
         lines.append(f"| {area} | " + " | ".join(str(tally[s]) for s in STATUSES)
-                     + f" | {sum(tally.values())} |")
+                     + f" | {sum(tally.values())} | {p}/{r} |")
     total = counts(records)
     lines.append("| **all** | " + " | ".join(str(total[s]) for s in STATUSES)
-                 + f" | {len(records)} |")
-    by_level: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
-        by_level[record["level"]].append(record)
+                 + f" | {len(records)} | {passed}/{ran} |")
+    by_level = group(records, "level")
     lines += ["", "| level | passed / run |", "|---|---:|"]
     for level in ("MUST", "SHOULD", "MAY"):
         if by_level.get(level):
