@@ -26,8 +26,8 @@ from memconform.home import CodexHome
 from memconform.registry import check
 from memconform.trees import Tree
 
-BATCH = 100
-EXAMPLES = 100  # BATCH * EXAMPLES = 10,000 generated inputs per tool
+BATCH = 250
+EXAMPLES = 40  # BATCH * EXAMPLES = 10,000 generated inputs per tool
 TOKENS = ("OUTSIDE-TOKEN", "HIDDEN-TOKEN")
 NOTES = "extensions/ad_hoc/notes"
 PLANTED = ("2026-01-01T00-00-00-planted-dangling.md", "2026-01-01T00-00-00-planted-secret.md")
@@ -161,38 +161,45 @@ def assert_no_leak(result: dict[str, Any], where: str) -> None:
         assert token not in text, f"{where}: {token} reached the model: {text[:300]}"
 
 
-def expect_list(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
+def served(oracle: Oracle, tool: str, path: str, result: dict[str, Any],
+           kinds: tuple[str, ...]) -> Path | None:
+    """The oracle's verdict enforced: refused unless the path is clean and names an entry of
+    a kind the tool serves; the entry when it was served."""
     kind, target = oracle.target(path)
-    if kind not in ("dir", "file") or target is None:
-        assert "error" in result, f"list {path!r} was served: {result}"
-        return
-    assert "output" in result, f"list {path!r} refused: {result['error']}"
-    entries = sorted((oracle.rel(p), "directory" if p.is_dir() else "file")
-                     for p in (oracle.visible(target) if kind == "dir" else [target]))
-    got = sorted((e["path"], e["entry_type"]) for e in result["output"]["entries"])
-    assert got == entries, f"list {path!r}: {got} != {entries}"
+    if kind not in kinds or target is None:
+        assert "error" in result, f"{tool} {path!r} was served: {result}"
+        return None
+    assert "output" in result, f"{tool} {path!r} refused: {result['error']}"
+    return target
+
+
+def expect_list(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
+    target = served(oracle, "list", path, result, ("dir", "file"))
+    if target is not None:
+        shown = oracle.visible(target) if target.is_dir() else [target]
+        entries = sorted((oracle.rel(p), "directory" if p.is_dir() else "file") for p in shown)
+        got = sorted((e["path"], e["entry_type"]) for e in result["output"]["entries"])
+        assert got == entries, f"list {path!r}: {got} != {entries}"
 
 
 def expect_read(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
-    kind, target = oracle.target(path)
-    if kind != "file" or target is None:
-        assert "error" in result, f"read {path!r} was served: {result}"
-        return
-    assert "output" in result, f"read {path!r} refused: {result['error']}"
-    assert result["output"]["content"] == target.read_text(encoding="utf-8"), f"read {path!r}"
+    target = served(oracle, "read", path, result, ("file",))
+    if target is not None:
+        assert result["output"]["content"] == target.read_text(encoding="utf-8"), \
+            f"read {path!r}"
 
 
 def expect_search(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
-    kind, target = oracle.target(path)
-    if kind not in ("dir", "file") or target is None:
-        assert "error" in result, f"search {path!r} was served: {result}"
-        return
-    assert "output" in result, f"search {path!r} refused: {result['error']}"
-    want = sorted((oracle.rel(f), n) for f in oracle.files_below(target)
-                  for n, line in enumerate(f.read_text(encoding="utf-8").split("\n"), 1)
-                  if "needle" in line)
-    got = sorted((m["path"], m["match_line_number"]) for m in result["output"]["matches"])
-    assert got == want, f"search {path!r}: {got} != {want}"
+    target = served(oracle, "search", path, result, ("dir", "file"))
+    if target is not None:
+        want = sorted((oracle.rel(f), n) for f in oracle.files_below(target)
+                      for n, line in enumerate(f.read_text(encoding="utf-8").split("\n"), 1)
+                      if "needle" in line)
+        got = sorted((m["path"], m["match_line_number"]) for m in result["output"]["matches"])
+        assert got == want, f"search {path!r}: {got} != {want}"
+
+
+JUDGES = {"list": expect_list, "read": expect_read, "search": expect_search}
 
 
 def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], inputs: st.SearchStrategy[str],
@@ -231,19 +238,14 @@ def fuzz_check(tool: str) -> Any:
            area="read", needs=("memory.tools",))
     @pytest.mark.timeout(300)
     def test(impl: Adapter, home: CodexHome, facts: dict[str, Any]) -> None:
-        oracle_box: list[Oracle] = []
-
-        def judge(path: str, result: dict[str, Any]) -> None:
-            {"list": expect_list, "read": expect_read, "search": expect_search}[tool](
-                oracle_box[0], path, result)
+        oracle = Oracle(Tree(home.path))
 
         def make(path: str) -> dict[str, Any]:
-            args = {"list": {"path": path}, "read": {"path": path},
-                    "search": {"queries": ["needle"], "path": path}}[tool]
+            args = {"queries": ["needle"], "path": path} if tool == "search" else {"path": path}
             return {"name": tool, "arguments": json.dumps(args)}
 
-        oracle_box.append(Oracle(Tree(home.path)))
-        run_fuzz(impl, home, facts, path_strategy(), make, judge)
+        run_fuzz(impl, home, facts, path_strategy(), make,
+                 lambda path, result: JUDGES[tool](oracle, path, result))
 
     return test
 
