@@ -179,10 +179,11 @@ class CodexAdapter:
         item = dict(args["item"])
         if item.get("type") == "mcp_tool_call":
             raise Unserved("an MCP call needs an MCP server; only response items are served")
-        answers = [[item] if item.get("type") in CALL_ITEMS else [item, message_item("done")],
-                   [message_item("done")]]
-        if item.get("type") in CALL_ITEMS:
+        if item.get("type") in CALL_ITEMS:  # Codex runs the call and asks again
             item.setdefault("call_id", "memconform_event")
+            answers = [[item], [message_item("done")]]
+        else:
+            answers = [[item, message_item("done")]]
         before = _memory_mode(home, args["thread_id"])
         result = self._run(home, [*FEATURE_OFF, "resume", args["thread_id"], "memconform event"],
                            Turn(answers))
