@@ -1,0 +1,45 @@
+"""`python -m memref.cloud.serve`: run the cloud service on a loopback port and print its
+address (`listening on http://HOST:PORT`) once it accepts connections."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import socket
+import sys
+
+import uvicorn
+
+from memref.cloud.app import create_app
+
+DEFAULT_DB = "sqlite:///memref-cloud.sqlite"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="memref-cloud", description=__doc__)
+    parser.add_argument("--db", default=DEFAULT_DB,
+                        help="SQLAlchemy URL: sqlite:///FILE (default) or "
+                             "postgresql+psycopg://USER@HOST:PORT/DB")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--conformance-token", default=None,
+                        help="enable the /conformance API with this token (tests only)")
+    args = parser.parse_args(argv)
+    try:
+        app = create_app(args.db, args.conformance_token)
+    except Exception as exc:  # a bad URL or an unreachable database
+        print(f"memref-cloud: cannot open the database {args.db!r}: {exc}", file=sys.stderr)
+        return 2
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((args.host, args.port))
+    host, port = sock.getsockname()[:2]
+    print(f"listening on http://{host}:{port}", flush=True)
+    logging.basicConfig(level=logging.WARNING)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(
+        sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
