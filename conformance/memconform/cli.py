@@ -15,6 +15,7 @@ from rich.table import Table
 from memconform import report as rep
 from memconform import resources
 from memconform.expectations import Expectations, ExpectationsError, dump, updated
+from memconform.plugin import PROFILES
 from memconform.registry import AREAS
 
 console = Console(stderr=True)
@@ -24,10 +25,12 @@ IMPL_HELP = "ref (default), python:MODULE:FACTORY, exec:COMMAND, codex[:PATH]"
 
 def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...], keyword: str | None,
                  expectations: Path | None, report_dir: Path, workers: int, smoke: bool,
-                 strict: bool, timeout: float, quiet: bool) -> list[str]:
-    args = [sys.executable, "-m", "pytest", "--pyargs", "memconform.checks", "-p",
+                 strict: bool, timeout: float, quiet: bool, profile: str = "local",
+                 cloud_db: str = "sqlite") -> list[str]:
+    args = [sys.executable, "-m", "pytest", "--pyargs", PROFILES[profile], "-p",
             "no:cacheprovider", "--impl", impl, "--report-dir", str(report_dir),
-            "--adapter-timeout", str(timeout), "-q" if quiet else "-v"]
+            "--adapter-timeout", str(timeout), "-q" if quiet else "-v", "--profile", profile,
+            "--cloud-db", cloud_db]
     for area in areas:
         args += ["--area", area]
     for check_id in ids:
@@ -116,10 +119,16 @@ def _run_options(fn: Any) -> Any:
 @click.option("--strict-expectations", is_flag=True, help="Stale expectations fail the run.")
 @click.option("-n", "workers", type=click.IntRange(min=0), default=0,
               help="Parallel workers (pytest-xdist).")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="local",
+              show_default=True, help="local: Codex-style pipelines (adapter protocol); cloud: "
+                                      "a control-plane service over HTTP.")
+@click.option("--cloud-db", default="sqlite", show_default=True,
+              help="Cloud profile with the bundled service: sqlite, postgresql (a throwaway "
+                   "server from the machine's PostgreSQL binaries) or a SQLAlchemy URL.")
 def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool,
         areas: tuple[str, ...], ids: tuple[str, ...], keyword: str | None,
-        expectations: Path | None,
-        strict_expectations: bool, workers: int) -> None:
+        expectations: Path | None, strict_expectations: bool, workers: int, profile: str,
+        cloud_db: str) -> None:
     """Run the conformance checks against an implementation."""
     if expectations is None and impl.split(":", 1)[0] == "codex":
         expectations = resources.doc(CODEX_EXPECTATIONS)
@@ -130,7 +139,7 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool,
         except ExpectationsError as exc:
             raise click.UsageError(str(exc)) from exc
     args = _pytest_args(impl, areas, ids, keyword, expectations, report_dir, workers, False,
-                        strict_expectations, adapter_timeout, quiet)
+                        strict_expectations, adapter_timeout, quiet, profile, cloud_db)
     sys.exit(_execute(args, report_dir, strict_expectations))
 
 

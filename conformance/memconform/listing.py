@@ -39,7 +39,8 @@ def collect_checks() -> list[dict[str, Any]]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         # syrupy would report every snapshot as unused in a collect-only session
-        code = pytest.main(["--pyargs", "memconform.checks", "--collect-only", "-q",
+        code = pytest.main(["--pyargs", "memconform.checks", "memconform.cloud_checks",
+                            "--collect-only", "-q",
                             "-p", "no:cacheprovider", "-p", "no:syrupy"], plugins=[collector])
     if code not in (0, 5):
         raise CollectionError(f"collecting checks failed (pytest exit {code}):\n{out.getvalue()}")

@@ -13,6 +13,10 @@ from _pytest.outcomes import Failed
 from memconform import resources
 from memconform.adapters import Adapter, AdapterError, ImplSpecError, Rejected, Unsupported, resolve
 from memconform.clock import HarnessClock
+from memconform.cloud.client import Cloud
+from memconform.cloud.service import CloudSpecError
+from memconform.cloud.service import Service as CloudService
+from memconform.cloud.service import start as start_cloud
 from memconform.expectations import Expectation, Expectations, ExpectationsError
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, start_server
@@ -20,6 +24,7 @@ from memconform.registry import AREAS, MARKER, CheckMeta, id_covers, meta_of, st
 from memconform.report import Reporter
 
 CHECKS_PACKAGE = "memconform.checks"
+PROFILES = {"local": CHECKS_PACKAGE, "cloud": "memconform.cloud_checks"}
 ID_KEY = pytest.StashKey[str]()
 EXPECT_KEY = pytest.StashKey[Expectation | None]()
 FACTS_KEY = pytest.StashKey[dict[str, Any]]()
@@ -47,6 +52,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--adapter-timeout", type=float, default=120.0,
                     help="seconds to wait for any one protocol response")
     group.addoption("--impl-seed", type=int, default=0, help="seed sent to the implementation")
+    group.addoption("--profile", default="local", choices=sorted(PROFILES),
+                    help="local: a Codex-style pipeline over the adapter protocol; cloud: a "
+                         "control-plane service over HTTP")
+    group.addoption("--cloud-db", default="sqlite",
+                    help="cloud profile, bundled service: sqlite, postgresql or a SQLAlchemy URL")
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -72,6 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.option.xmlpath = str(report_dir / "junit.xml")
         reporter = Reporter(report_dir, {
             "impl": config.getoption("--impl"), "expectations": str(path) if path else None,
+            "profile": config.getoption("--profile"),
             "areas": config.getoption("--area"), "check_ids": config.getoption("check_ids"),
             "keyword": config.getoption("keyword") or None,
             "smoke": config.getoption("--smoke-checks"), "seed": config.getoption("--impl-seed"),
@@ -102,7 +113,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         meta = meta_of(item)
         module = getattr(getattr(item, "module", None), "__name__", "")
         if meta is None:
-            if module.startswith(CHECKS_PACKAGE):
+            if module.startswith(tuple(PROFILES.values())):
                 raise pytest.UsageError(f"{item.nodeid}: a check without @check metadata")
             keep.append(item)
             continue
@@ -149,6 +160,27 @@ def _memconform_needs(request: pytest.FixtureRequest) -> None:
         adapter: Adapter = request.getfixturevalue("impl")
         for capability in meta.needs:
             adapter.require(capability)
+
+
+@pytest.fixture(scope="session")
+def cloud_service(pytestconfig: pytest.Config) -> Iterator[CloudService]:
+    """The cloud service under test, started once per test process."""
+    try:
+        service = start_cloud(pytestconfig.getoption("--impl"),
+                              pytestconfig.getoption("--cloud-db"))
+    except CloudSpecError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    yield service
+    service.stop()
+
+
+@pytest.fixture
+def cloud(cloud_service: CloudService) -> Iterator[Cloud]:
+    """A client of the cloud service, emptied for this check."""
+    client = Cloud(cloud_service.base_url, cloud_service.token)
+    client.reset()
+    yield client
+    client.close()
 
 
 @pytest.fixture
@@ -303,6 +335,10 @@ class _ReportPlugin:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.config.getoption("collectonly"):
+            return
+        if self.config.getoption("--profile") == "cloud":
+            self.reporter.implementation.update(profile="cloud",
+                                                db=self.config.getoption("--cloud-db"))
             return
         try:
             adapter = resolve(self.config.getoption("--impl"),

@@ -18,6 +18,11 @@ AREAS = {
     "phase1": "Phase 1: candidates, stage-1 jobs, input, output, redaction, retention, races",
     "phase2": "Phase 2: the consolidation job, selection, files, git workspace, agent",
     "read": "Read path: citations, usage, injection, memory tools, pollution",
+    "cloud.settings": "Cloud profile: per-user auto-memory settings",
+    "cloud.flags": "Cloud profile: per-task memory flags",
+    "cloud.extraction": "Cloud profile: the extraction gates, content and log",
+    "cloud.injection": "Cloud profile: memories in a task's first turn",
+    "cloud.authz": "Cloud profile: authentication and isolation between users and projects",
 }
 MARKER = "memcheck"
 F = TypeVar("F", bound=Callable[..., Any])

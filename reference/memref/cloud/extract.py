@@ -92,7 +92,7 @@ def gate(con: Connection, task: dict[str, Any], prefs: dict[str, Any], now: int,
 
 
 def first_line(task: dict[str, Any]) -> str:
-    source = task["goal"] if task["goal"].strip() else task["prompt"]
+    source = str(task["goal"] if task["goal"].strip() else task["prompt"])
     return source.strip().split("\n", 1)[0].strip()
 
 

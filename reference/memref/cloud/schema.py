@@ -126,6 +126,8 @@ def engine_for(url: str) -> Engine:
             cursor = dbapi.cursor()  # type: ignore[attr-defined]
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
     metadata.create_all(engine)
     return engine

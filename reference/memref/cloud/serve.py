@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # inherited by connections
     sock.bind((args.host, args.port))
     host, port = sock.getsockname()[:2]
     print(f"listening on http://{host}:{port}", flush=True)

@@ -1,0 +1,102 @@
+"""Starting the cloud service under test: the bundled reference (or a mutant of it) as a
+subprocess on SQLite or a throwaway PostgreSQL, or an already running service by URL."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memconform.cloud import postgres
+
+START_TIMEOUT_S = 60
+TOKEN_ENV = "MEMCONFORM_CLOUD_TOKEN"
+
+
+class CloudSpecError(ValueError):
+    """An `--impl` or `--cloud-db` value the cloud profile cannot use."""
+
+
+@dataclass
+class Service:
+    base_url: str
+    token: str
+    description: dict[str, str]
+    process: subprocess.Popen[str] | None = None
+    cluster: postgres.Cluster | None = None
+    scratch: Path | None = None
+    log: list[str] = field(default_factory=list)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.cluster is not None:
+            self.cluster.stop()
+
+
+def start(impl: str, db: str) -> Service:
+    """`impl`: `ref`, `serve:MODULE` (a module run like `memref.cloud.serve`) or
+    `http:BASE_URL` (a running service; its conformance token in $MEMCONFORM_CLOUD_TOKEN).
+    `db` (bundled services only): `sqlite`, `postgresql`, or a SQLAlchemy URL."""
+    kind, _, rest = impl.partition(":")
+    if kind == "http":
+        token = os.environ.get(TOKEN_ENV)
+        if not rest or not token:
+            raise CloudSpecError(f"--impl http:BASE_URL needs the URL and ${TOKEN_ENV}")
+        return Service(rest.rstrip("/"), token, {"spec": impl})
+    if impl == "ref":
+        module = "memref.cloud.serve"
+    elif kind == "serve" and rest:
+        module = rest
+    else:
+        raise CloudSpecError(f"--impl {impl!r}: the cloud profile takes ref, serve:MODULE or "
+                             "http:BASE_URL")
+    cluster, scratch = None, Path(tempfile.mkdtemp(prefix="memconform-cloud-"))
+    if db == "sqlite":
+        url = f"sqlite:///{scratch / 'cloud.sqlite'}"
+    elif db == "postgresql":
+        cluster = postgres.start()
+        url = cluster.url
+    elif "://" in db:
+        url = db
+    else:
+        raise CloudSpecError(f"--cloud-db {db!r}: expected sqlite, postgresql or a URL")
+    token = secrets.token_hex(16)
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, "--db", url, "--conformance-token", token],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    service = Service("", token, {"spec": impl, "module": module,
+                                  "db": "sqlite" if db == "sqlite" else url.split(":")[0]},
+                      process, cluster, scratch)
+    first: list[str] = []
+    reader = threading.Thread(target=lambda: first.append(process.stdout.readline()
+                                                          if process.stdout else ""))
+    reader.start()
+    reader.join(START_TIMEOUT_S)
+    line = first[0].strip() if first else ""
+    if not line.startswith("listening on "):
+        service.stop()
+        error = process.stderr.read() if process.stderr and process.poll() is not None else ""
+        raise CloudSpecError(f"{module} did not start: {line or error[-1500:]}")
+    service.base_url = line.removeprefix("listening on ")
+    threading.Thread(target=_drain, args=(process, service.log), daemon=True).start()
+    return service
+
+
+def _drain(process: subprocess.Popen[str], log: list[str]) -> None:
+    """Keep the service's stderr flowing (its tail goes into failing checks' reports)."""
+    for line in process.stderr or ():
+        log.append(line)
+        del log[:-200]
+
+
