@@ -186,7 +186,8 @@ def create_app(database_url: str, conformance_token: str | None = None) -> FastA
     return app
 
 
-def _conformance_api(app: FastAPI, service: Service, db: Any) -> None:  # db: the Annotated dependency
+def _conformance_api(app: FastAPI, service: Service, db: Any) -> None:
+    """The /conformance routes; `db` is the annotated connection dependency."""
     def admin(request: Request) -> None:
         given = request.headers.get("x-conformance-token", "")
         if not secrets.compare_digest(given, service.conformance_token or ""):
