@@ -81,12 +81,19 @@ def judge_broken(outcome: Outcome) -> list[str]:
     return problems
 
 
+def impl_of(module: str, mutant: Mutant) -> str:
+    """A local mutant is an in-process adapter; a cloud mutant is a service to start."""
+    return f"serve:{module}" if mutant.profile == "cloud" else f"python:{module}:factory"
+
+
 def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
     mutants = discover()
-    jobs: list[tuple[str, str, str, list[str]]] = [("baseline", "run", "ref", [])]
+    jobs: list[tuple[str, str, str, list[str]]] = [
+        ("baseline", "run", "ref", []), ("baseline-cloud", "run", "ref", ["--profile", "cloud"])]
     # a mutant runs only its declared killers: enough to see it killed, and each must fail
-    jobs += [(m.id, "run", f"python:{module}:factory",
-              [arg for killer in m.killers for arg in ("--id", killer)])
+    jobs += [(m.id, "run", impl_of(module, m),
+              [*(["--profile", "cloud"] if m.profile == "cloud" else []),
+               *(arg for killer in m.killers for arg in ("--id", killer))])
              for module, m in mutants]
     jobs += [(f"broken:{name}", "smoke", f"exec:{sys.executable} -m memconform.broken.{name}",
               ["--adapter-timeout", str(BROKEN_TIMEOUT_S)]) for name in BROKEN]
@@ -96,11 +103,14 @@ def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
                              job[3]), jobs))
     by_label = {o.label: o for o in outcomes}
     failures = 0
+    for label in ("baseline", "baseline-cloud"):
+        baseline = by_label[label]
+        base_bad = baseline.problem or [r["id"] for r in baseline.records
+                                        if r["status"] != "pass"]
+        if base_bad:
+            console.print(f"[red]{label} is not clean:[/red] {base_bad}")
+            failures += 1
     baseline = by_label["baseline"]
-    base_bad = baseline.problem or [r["id"] for r in baseline.records if r["status"] != "pass"]
-    if base_bad:
-        console.print(f"[red]baseline is not clean:[/red] {base_bad}")
-        failures += 1
     table = Table(title="kill matrix")
     for column in ("mutant", "checks failed", "declared killers", "verdict"):
         table.add_column(column, overflow="fold")
@@ -120,7 +130,7 @@ def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
                       "(all must error)", "[green]all error[/green]" if not problems else
                       "[red]" + "; ".join(problems) + "[/red]")
     console.print(table)
-    console.print(f"{len(mutants)} mutants, {len(BROKEN)} broken adapters, baseline "
-                  f"{len(baseline.records)} checks: "
+    console.print(f"{len(mutants)} mutants, {len(BROKEN)} broken adapters, baselines "
+                  f"{len(baseline.records)} + {len(by_label['baseline-cloud'].records)} checks: "
                   + ("all killed" if failures == 0 else f"{failures} problem(s)"))
     return 0 if failures == 0 else 1

@@ -1,12 +1,15 @@
 """Mutants: copies of the reference with one deliberate bug, and the checks that must kill it.
 
-Each module defines `MUTANT` and a `factory()` usable as `--impl python:MODULE:factory`.
+Each local-profile module defines `MUTANT` and a `factory()` usable as
+`--impl python:MODULE:factory`; each cloud-profile module (`profile="cloud"`) is a service run
+as `--impl serve:MODULE`: it patches the reference service, then serves it.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +19,7 @@ class Mutant:
     id: str
     description: str
     killers: tuple[str, ...]
+    profile: str = "local"
 
 
 def patch(target: object, name: str, value: object) -> None:
@@ -52,3 +56,12 @@ def discover() -> list[tuple[str, Mutant]]:
             raise TypeError(f"{name} defines no MUTANT")
         found.append((name, mutant))
     return found
+
+
+def serve_patched(apply: Callable[[], None]) -> int:
+    """Apply a cloud mutant's patches, then run the reference service's command line."""
+    from memref.cloud import serve
+
+    apply()
+    return serve.main()
+

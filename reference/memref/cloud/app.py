@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import Connection, Engine, and_, delete, insert, select
+from sqlalchemy import Connection, Engine, delete, insert, select
 
-from memref.cloud import extract, inject
+from memref.cloud import access, extract, inject
 from memref.cloud import settings as user_settings
 from memref.cloud.extract import Faults
 from memref.cloud.schema import (
@@ -124,12 +124,10 @@ def create_app(database_url: str, conformance_token: str | None = None) -> FastA
     db = Annotated[Connection, Depends(service.connection, scope="function")]
 
     def current_user(con: db, authorization: Annotated[str | None, Header()] = None) -> str:
-        scheme, _, token = (authorization or "").partition(" ")
-        user = con.execute(select(users.c.id).where(users.c.token == token)).scalar() \
-            if scheme.lower() == "bearer" and token else None
+        user = access.user_for(con, authorization)
         if user is None:
             raise HTTPException(401, "missing or unknown bearer token")
-        return str(user)
+        return user
 
     me = Annotated[str, Depends(current_user)]
 
@@ -147,12 +145,10 @@ def create_app(database_url: str, conformance_token: str | None = None) -> FastA
 
     @app.post("/tasks/{task_id}/auto-memory-flags")
     def set_flags(task_id: str, con: db, user: me, body: FlagsUpdate) -> dict[str, Any]:
-        project = con.execute(select(tasks.c.project_id).where(tasks.c.id == task_id)).scalar()
-        may = con.execute(select(members.c.can_create_tasks).where(and_(
-            members.c.project_id == project, members.c.user_id == user))).scalar()
-        if project is None or may is None:
+        allowed = access.task_access(con, task_id, user)
+        if allowed == "none":
             raise HTTPException(404, f"no task {task_id!r} in a project of yours")
-        if not may:
+        if allowed != "creator":
             raise HTTPException(403, "only users who may create tasks in the task's project "
                                      "may set its memory flags")
         row = con.execute(select(task_flags).where(task_flags.c.task_id == task_id)) \

@@ -1,0 +1,28 @@
+"""A newer result for the same goal leaves the older memory live."""
+
+import sys
+from typing import Any
+
+from sqlalchemy import insert
+
+from memconform.mutants import Mutant, patch, serve_patched
+from memref.cloud import extract
+from memref.cloud.schema import memories
+
+MUTANT = Mutant("c10-nothing-superseded", __doc__ or "", ("cloud.content.superseded",),
+                profile="cloud")
+
+
+def apply() -> None:
+    def store(con: Any, task: dict[str, Any], now: int) -> None:
+        con.execute(insert(memories).values(
+            scope="project", project_id=task["project_id"], user_id=None,
+            source_task_id=task["id"], goal_key=extract.first_line(task),
+            source_finished_at=task["finished_at"], content=extract.content(task),
+            created_at=now, superseded=False))
+
+    patch(extract, "store", store)
+
+
+if __name__ == "__main__":
+    sys.exit(serve_patched(apply))
