@@ -17,6 +17,7 @@ from memconform.cloud.client import Cloud
 from memconform.cloud.service import CloudSpecError
 from memconform.cloud.service import Service as CloudService
 from memconform.cloud.service import start as start_cloud
+from memconform.cloud.service import validate as validate_cloud
 from memconform.expectations import Expectation, Expectations, ExpectationsError
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, start_server
@@ -70,6 +71,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--snapshot-update cannot run under xdist (-n); "
                                 "update snapshots in a serial run")
     _codex_homes_outside_tmp(config)
+    if config.getoption("--profile") == "cloud":
+        try:
+            validate_cloud(config.getoption("--impl"), config.getoption("--cloud-db"))
+        except CloudSpecError as exc:
+            raise pytest.UsageError(str(exc)) from exc
     path = config.getoption("--expectations")
     try:
         expectations = Expectations.load(path) if path else Expectations.empty()

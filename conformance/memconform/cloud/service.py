@@ -44,33 +44,41 @@ class Service:
             self.cluster.stop()
 
 
-def start(impl: str, db: str) -> Service:
-    """`impl`: `ref`, `serve:MODULE` (a module run like `memref.cloud.serve`) or
-    `http:BASE_URL` (a running service; its conformance token in $MEMCONFORM_CLOUD_TOKEN).
-    `db` (bundled services only): `sqlite`, `postgresql`, or a SQLAlchemy URL."""
+def validate(impl: str, db: str) -> None:
+    """Refuse an `--impl` / `--cloud-db` pair the profile cannot use, before anything starts."""
     kind, _, rest = impl.partition(":")
-    if kind == "http":
-        token = os.environ.get(TOKEN_ENV)
-        if not rest or not token:
-            raise CloudSpecError(f"--impl http:BASE_URL needs the URL and ${TOKEN_ENV}")
-        return Service(rest.rstrip("/"), token, {"spec": impl})
-    if impl == "ref":
-        module = "memref.cloud.serve"
-    elif kind == "serve" and rest:
-        module = rest
-    else:
+    if impl.startswith(("http://", "https://")) or kind == "http":
+        url = impl if impl.startswith(("http://", "https://")) else rest
+        if not url.startswith(("http://", "https://")) or not os.environ.get(TOKEN_ENV):
+            raise CloudSpecError(f"--impl {impl!r}: a running service needs its base URL "
+                                 f"(http://HOST:PORT) and its conformance token in ${TOKEN_ENV}")
+        return
+    if impl != "ref" and not (kind == "serve" and rest):
         raise CloudSpecError(f"--impl {impl!r}: the cloud profile takes ref, serve:MODULE or "
-                             "http:BASE_URL")
+                             "a service's http://HOST:PORT")
+    if db not in ("sqlite", "postgresql") and "://" not in db:
+        raise CloudSpecError(f"--cloud-db {db!r}: expected sqlite, postgresql or a URL")
+
+
+def start(impl: str, db: str) -> Service:
+    """`impl`: `ref`, `serve:MODULE` (a module run like `memref.cloud.serve`), or the base URL
+    of a running service (`http://HOST:PORT`; its conformance token in
+    $MEMCONFORM_CLOUD_TOKEN).
+    `db` (bundled services only): `sqlite`, `postgresql`, or a SQLAlchemy URL."""
+    validate(impl, db)
+    kind, _, rest = impl.partition(":")
+    if impl.startswith(("http://", "https://")) or kind == "http":
+        url = impl if impl.startswith(("http://", "https://")) else rest
+        return Service(url.rstrip("/"), os.environ[TOKEN_ENV], {"spec": impl})
+    module = "memref.cloud.serve" if impl == "ref" else rest
     cluster, scratch = None, Path(tempfile.mkdtemp(prefix="memconform-cloud-"))
     if db == "sqlite":
         url = f"sqlite:///{scratch / 'cloud.sqlite'}"
     elif db == "postgresql":
         cluster = postgres.start()
         url = cluster.url
-    elif "://" in db:
-        url = db
     else:
-        raise CloudSpecError(f"--cloud-db {db!r}: expected sqlite, postgresql or a URL")
+        url = db
     token = secrets.token_hex(16)
     process = subprocess.Popen(
         [sys.executable, "-m", module, "--db", url, "--conformance-token", token],
