@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -86,3 +88,30 @@ def test_postgres_cluster_starts_and_goes(tmp_path: Path) -> None:
         client.app.state.service.engine.dispose()  # type: ignore[attr-defined]
         cluster.stop()
     assert not cluster.directory.exists()
+
+
+def test_worker_loop_extracts_without_being_asked(tmp_path: Path) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memref.cloud.serve", "--db", f"sqlite:///{tmp_path / 'w.db'}",
+         "--conformance-token", "tok", "--worker-interval", "0.2"], stdout=subprocess.PIPE,
+        text=True)
+    try:
+        assert server.stdout is not None
+        admin = httpx.Client(base_url=server.stdout.readline().split()[-1],
+                             headers={"x-conformance-token": "tok"}, timeout=10)
+        token = admin.post("/conformance/users", json={"id": "u"}).json()["token"]
+        admin.put("/users/me/auto-memory-settings", json={"generate_memories": True},
+                  headers={"Authorization": f"Bearer {token}"}).raise_for_status()
+        admin.post("/conformance/projects", json={"id": "p", "members": [{"user_id": "u"}]})
+        admin.post("/conformance/tasks", json={
+            "id": "t", "project_id": "p", "user_id": "u", "status": "completed",
+            "goal": "g", "result": "r" * 300, "started_at": 0, "finished_at": 100})
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not admin.get("/conformance/memories").json()[
+                "memories"]:
+            time.sleep(0.1)
+        assert [m["source_task_id"] for m in admin.get("/conformance/memories").json()[
+            "memories"]] == ["t"]
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -10,9 +10,11 @@ import sys
 
 import uvicorn
 
+from memref.cloud import worker
 from memref.cloud.app import create_app
 
 DEFAULT_DB = "sqlite:///memref-cloud.sqlite"
+DEFAULT_WORKER_INTERVAL_S = 60.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--conformance-token", default=None,
                         help="enable the /conformance API with this token (tests only)")
+    parser.add_argument("--worker-interval", type=float, default=None,
+                        help="seconds between worker rounds; 0 turns the loop off (default: "
+                             "60, or off when the conformance API drives the rounds)")
     args = parser.parse_args(argv)
     try:
         app = create_app(args.db, args.conformance_token)
@@ -37,6 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     host, port = sock.getsockname()[:2]
     print(f"listening on http://{host}:{port}", flush=True)
     logging.basicConfig(level=logging.WARNING)
+    interval = args.worker_interval
+    if interval is None:
+        interval = 0.0 if args.conformance_token else DEFAULT_WORKER_INTERVAL_S
+    if interval > 0:
+        worker.start(app.state.service, interval)
     uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(
         sockets=[sock])
     return 0
