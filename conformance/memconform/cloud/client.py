@@ -11,8 +11,9 @@ import httpx
 TIMEOUT_S = 30.0
 
 
-class ConformanceApiError(AssertionError):
-    """The service refused a conformance request (a setup step, not the behaviour checked)."""
+class ConformanceApiError(RuntimeError):
+    """The service refused a conformance request: a setup step broke, so the check reports
+    `error`, not a verdict."""
 
 
 @dataclass
