@@ -219,3 +219,19 @@ def selftest(report_dir: Path, workers: int) -> None:
     from memconform.selftest import run_selftest
 
     sys.exit(run_selftest(report_dir, workers, Console()))
+
+
+@main.command()
+@click.option("--quick", is_flag=True, help="Fewer runs and sizes (about two minutes).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("memconform-bench"), show_default=True)
+@click.option("--codex/--no-codex", default=True, show_default=True,
+              help="Also time the real Codex binary beside the reference (when available).")
+def bench(quick: bool, out: Path, codex: bool) -> None:
+    """Measure the suite, the reference at scale and beside Codex; write BENCHMARKS.md."""
+    from memconform.bench.runner import run as run_benchmarks
+
+    path = run_benchmarks(out, quick, codex)
+    click.echo(path.read_text(encoding="utf-8"))
+    console.print(f"written: {path} and {path.with_name('benchmarks.json')}")
+

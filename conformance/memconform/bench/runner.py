@@ -1,0 +1,239 @@
+"""Run the benchmarks as whole processes, several times each, and write BENCHMARKS.md-style
+Markdown and JSON with the machine they ran on."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from memconform.bench.data import home_with_threads
+
+PROBE = [sys.executable, "-m", "memconform.bench.probes"]
+TARGET_TOLERANCE = 1.0
+
+
+@dataclass
+class Result:
+    name: str
+    unit: str
+    samples: list[float]
+    extra: dict[str, Any] = field(default_factory=dict)
+    target: float | None = None  # the median must stay at or under it
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        return min(self.samples), max(self.samples)
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.target is None else self.median <= self.target
+
+    def row(self) -> dict[str, Any]:
+        return {"name": self.name, "unit": self.unit, "median": self.median,
+                "min": self.spread[0], "max": self.spread[1], "runs": len(self.samples),
+                "target": self.target, "met": self.met, **self.extra}
+
+
+def probe_command(name: str, **args: Any) -> list[str]:
+    return [*PROBE, name, json.dumps(args)]
+
+
+def probe(name: str, **args: Any) -> dict[str, Any]:
+    done = subprocess.run(probe_command(name, **args), capture_output=True, text=True,
+                          timeout=900, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"probe {name} {args} failed: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def repeat(runs: int, measure: Callable[[], dict[str, Any]]) -> tuple[list[float],
+                                                                      dict[str, Any]]:
+    samples, last = [], {}
+    for _ in range(runs):
+        last = measure()
+        samples.append(float(last.pop("seconds")))
+    return samples, last
+
+
+def machine() -> dict[str, Any]:
+    return {"date": datetime.now(UTC).strftime("%Y-%m-%d"), "cores": os.cpu_count(),
+            "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
+            "platform": platform.platform()}
+
+
+def suite_speed(out: Path, runs: int) -> list[Result]:
+    results = []
+    for label, extra in (("serial", []), ("2 workers", ["-n", "2"])):
+        samples, checks = [], 0
+        for number in range(runs):
+            report = out / "suite" / f"{label.replace(' ', '-')}-{number}"
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "memconform", "run", "-q", "--report-dir",
+                            str(report), *extra], capture_output=True, timeout=1800,
+                           check=False)
+            samples.append(time.perf_counter() - started)
+            lines = (report / "report.jsonl").read_text().splitlines()
+            checks = sum(json.loads(line).get("type") == "check" for line in lines)
+        results.append(Result(f"suite, {label}", "s", samples,
+                              {"checks": checks, "checks_per_s": round(checks / statistics
+                                                                      .median(samples), 1)},
+                              target=60.0 if label == "2 workers" else None))
+    return results
+
+
+def scans(work: Path, sizes: list[int], runs: int) -> list[Result]:
+    results = []
+    for size in sizes:
+        home_with_threads(work, size)  # build outside the measured runs
+        samples, last = repeat(runs, partial(probe, "scan", work=str(work), threads=size))
+        results.append(Result(f"candidate scan, {size:,} threads", "s", samples, last,
+                              target=0.5 if size >= 100_000 else None))
+    return results
+
+
+def selections(work: Path, sizes: list[int], limits: list[int], runs: int) -> list[Result]:
+    results = []
+    for size in sizes:
+        for limit in limits:
+            materialize: list[float] = []
+
+            def measure(size: int = size, limit: int = limit,
+                        written: list[float] = materialize) -> dict[str, Any]:
+                found = probe("select", work=str(work), outputs=size, limit=limit)
+                written.append(found.pop("materialize_seconds"))
+                return found
+
+            samples, last = repeat(runs, measure)
+            results.append(Result(f"Phase-2 selection, {size:,} outputs, limit {limit}", "s",
+                                  samples, last, target=0.5 if size >= 100_000 else None))
+            results.append(Result(f"materialization, {size:,} outputs, limit {limit}", "s",
+                                  materialize))
+    return results
+
+
+def contention(work: Path, processes: list[int], pool: int, runs: int) -> list[Result]:
+    """Claims/s for N racing processes beside the bare BEGIN IMMEDIATE loop on one file; a
+    thread finished twice is a double commit."""
+    from memconform.home import create_db
+
+    results = []
+    for count in processes:
+        rates, bare_rates, doubles = [], [], 0
+        for run in range(runs):
+            home = work / f"contention-{count}-{run}"
+            home.mkdir(parents=True, exist_ok=True)
+            create_db(home / "memories_1.sqlite", "memories_1")
+            threads = [f"00000000-0000-7000-8000-{n:012d}" for n in range(pool)]
+            started = time.perf_counter()
+            found = _parallel([probe_command(
+                "claims", work=str(work), home=str(home), worker=f"w{n}",
+                threads=threads if n % 2 == 0 else threads[::-1]) for n in range(count)])
+            wall = time.perf_counter() - started
+            finished = [t for f in found for t in f["finished"]]
+            doubles += len(finished) - len(set(finished))
+            rates.append(len(finished) / wall)
+            bare_db = sqlite3.connect(home / "bare.sqlite")
+            bare_db.executescript("CREATE TABLE counter (n INTEGER); INSERT INTO counter "
+                                  "VALUES (0);")
+            bare_db.close()
+            started = time.perf_counter()
+            share = pool // count
+            _parallel([probe_command("bare", work=str(work), home=str(home), operations=share)
+                       for _ in range(count)])
+            bare_rates.append((pool // count) * count / (time.perf_counter() - started))
+        ratio = statistics.median(bare_rates) / statistics.median(rates)
+        results.append(Result(f"claim contention, {count} process(es)", "claims/s", rates, {
+            "bare_ops_per_s": round(statistics.median(bare_rates), 1),
+            "bare_over_claims": round(ratio, 2), "double_commits": doubles}))
+    return results
+
+
+def _parallel(commands: list[list[str]]) -> list[dict[str, Any]]:
+    """Start every command at once; their JSON answers."""
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for command in commands]
+    found = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=900)
+        if proc.returncode != 0:
+            raise RuntimeError(f"contention worker failed: {err[-1500:]}")
+        found.append(json.loads(out.strip().splitlines()[-1]))
+    return found
+
+
+def read_path(work: Path, runs: int) -> list[Result]:
+    labels = {"instructions": "instructions build (2,000-line summary)",
+              "citations": "citation parsing, 1 MB message",
+              "search": "tool search, 10 MB memory root"}
+    results = []
+    for operation, label in labels.items():
+        samples, last = repeat(runs, partial(probe, "read-path", work=str(work),
+                                             operation=operation))
+        results.append(Result(label, "s", samples, last))
+    return results
+
+
+def markdown(info: dict[str, Any], results: list[Result], notes: list[str]) -> str:
+    lines = ["# memconform benchmarks", "",
+             f"{info['date']} · {info['cores']} cores · Python {info['python']} · "
+             f"SQLite {info['sqlite']} · {info['platform']}", "",
+             "| benchmark | median | min to max | runs | target | details |",
+             "|---|---:|---:|---:|---|---|"]
+    for r in results:
+        low, high = r.spread
+        target = "" if r.target is None else (
+            f"≤ {r.target:g} {r.unit}: {'met' if r.met else '**missed**'}")
+        details = ", ".join(f"{k} {v}" for k, v in r.extra.items())
+        lines.append(f"| {r.name} | {_fmt(r.median, r.unit)} | {_fmt(low, r.unit)} to "
+                     f"{_fmt(high, r.unit)} | {len(r.samples)} | {target} | {details} |")
+    if notes:
+        lines += ["", *(f"- {n}" for n in notes)]
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "s":
+        return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.1f} s"
+    return f"{value:,.0f} {unit}"
+
+
+def run(out: Path, quick: bool, codex: bool) -> Path:
+    work = out / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    runs = 3 if quick else 5
+    results = suite_speed(out, 1 if quick else 3)
+    results += scans(work, [1_000, 10_000, 100_000], runs)
+    results += selections(work, [1_000, 10_000, 100_000], [256] if quick else [256, 4096], runs)
+    results += contention(work, [1, 2, 4] if quick else [1, 2, 4, 8], 400 if quick else 2000,
+                          1 if quick else 3)
+    results += read_path(work, runs)
+    notes: list[str] = []
+    if codex:
+        from memconform.bench.codex import beside_codex
+        pairs, note = beside_codex(work, [1] if quick else [1, 10, 50], 1 if quick else 3)
+        results += pairs
+        notes.append(note)
+    info = machine()
+    (out / "benchmarks.json").write_text(json.dumps(
+        {"machine": info, "quick": quick, "results": [r.row() for r in results],
+         "notes": notes}, indent=1))
+    path = out / "BENCHMARKS.md"
+    path.write_text(markdown(info, results, notes))
+    return path
