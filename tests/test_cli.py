@@ -29,7 +29,8 @@ def test_run_against_reference_is_conformant(ref_run: tuple[int, Path, str]) -> 
     assert lines[-1]["complete"] is True
     manifest = json.loads(Path(__file__).parents[1].joinpath("conformance", "MANIFEST.json")
                           .read_text())
-    assert set(statuses(out)) == {c["id"] for c in manifest["checks"]}
+    assert set(statuses(out)) == {c["id"] for c in manifest["checks"]
+                                  if c["profile"] == "local"}
     assert set(statuses(out).values()) == {"pass"}
     assert "agreement:" in stderr and "config" in stderr
 

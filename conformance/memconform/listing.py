@@ -27,6 +27,9 @@ class _Collector:
             entry["id"] = stable_id(item, meta)
             entry["rules"] = list(meta.rules)
             entry["needs"] = list(meta.needs)
+            module = getattr(getattr(item, "module", None), "__name__", "")
+            entry["profile"] = "cloud" if module.startswith("memconform.cloud_checks") \
+                else "local"
             self.checks.append(entry)
 
 
@@ -48,6 +51,7 @@ def collect_checks() -> list[dict[str, Any]]:
 
 
 def manifest(checks: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("id", "check", "area", "level", "rules", "title", "since", "needs", "smoke")
+    keys = ("id", "check", "profile", "area", "level", "rules", "title", "since", "needs",
+            "smoke")
     return {"suite_version": __version__,
             "checks": [{k: c[k] for k in keys} for c in checks]}

@@ -72,14 +72,14 @@ def claims(work: str, home: str, threads: list[str], worker: str) -> dict[str, A
 
 
 def bare(work: str, home: str, operations: int) -> dict[str, Any]:
-    """The physical limit: BEGIN IMMEDIATE, one UPDATE, COMMIT, on the same file."""
-    con = sqlite3.connect(Path(home) / "bare.sqlite", timeout=30, isolation_level=None)
+    """The physical limit: BEGIN IMMEDIATE, one UPDATE, COMMIT, on the claims' own file."""
+    con = sqlite3.connect(Path(home) / "memories_1.sqlite", timeout=30, isolation_level=None)
     con.execute("PRAGMA journal_mode=WAL")
 
     def loop() -> None:
         for _ in range(operations):
             con.execute("BEGIN IMMEDIATE")
-            con.execute("UPDATE counter SET n = n + 1")
+            con.execute("UPDATE bench_counter SET n = n + 1")
             con.execute("COMMIT")
 
     seconds, _ = _clock(loop)
