@@ -1,0 +1,33 @@
+"""The benchmark runner's parts on small inputs: probes in their own processes, the contention
+run's double-commit count, and the Markdown table (no timing is asserted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memconform.bench.runner import Result, contention, markdown, probe
+
+
+def test_probes_measure_in_their_own_process(tmp_path: Path) -> None:
+    found = probe("scan", work=str(tmp_path), threads=300)
+    assert found["seconds"] > 0 and 0 < found["candidates"] <= 300
+    chosen = probe("select", work=str(tmp_path), outputs=300, limit=50)
+    assert chosen["selected"] == 50 and chosen["materialize_seconds"] > 0
+
+
+def test_contention_finishes_every_thread_once(tmp_path: Path) -> None:
+    [result] = contention(tmp_path, [3], pool=60, runs=1)
+    assert result.extra["double_commits"] == 0
+    assert result.samples[0] > 0 and result.extra["bare_ops_per_s"] > 0
+
+
+def test_markdown_reports_targets_and_spread() -> None:
+    rows = [Result("fast thing", "s", [0.2, 0.1, 0.3], target=0.5),
+            Result("slow thing", "s", [2.0, 3.0, 4.0], target=1.0),
+            Result("rate", "claims/s", [100.0], {"double_commits": 0})]
+    text = markdown({"date": "2026-12-03", "cores": 2, "python": "3.11", "sqlite": "3.40",
+                     "platform": "linux"}, rows, ["a note"])
+    assert "| fast thing | 200.0 ms | 100.0 ms to 300.0 ms | 3 | ≤ 0.5 s: met |" in text
+    assert "≤ 1 s: **missed**" in text
+    assert "| rate | 100 claims/s |" in text and "double_commits 0" in text
+    assert text.startswith("# memconform benchmarks\n\n2026-12-03 · 2 cores")
