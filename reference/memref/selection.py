@@ -6,7 +6,6 @@ import sqlite3
 from dataclasses import dataclass
 
 DAY_S = 86_400
-PAGE = 512
 RECENCY = "COALESCE(last_usage, source_updated_at)"
 
 # Blank means only ASCII whitespace; SQLite's one-argument trim() would strip spaces only.
@@ -39,11 +38,33 @@ class Selected:
         return self.thread_id, self.source_updated_at
 
 
-def _thread(state: sqlite3.Connection, thread_id: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = state.execute(
-        "SELECT cwd, rollout_path, git_branch FROM threads WHERE id = ? AND"
-        " memory_mode = 'enabled'", (thread_id,)).fetchone()
-    return row
+ENABLED = "memory_mode = 'enabled'"
+BATCH = 500  # SQLite host parameters per lookup stay well under the limit
+
+
+def _threads(state: sqlite3.Connection, thread_ids: list[str]) -> dict[str, sqlite3.Row]:
+    """The enabled threads among `thread_ids`, by id."""
+    marks = ", ".join("?" for _ in thread_ids)
+    rows = state.execute(f"SELECT id, cwd, rollout_path, git_branch FROM threads WHERE id IN"
+                         f" ({marks}) AND {ENABLED}", thread_ids).fetchall()
+    return {row["id"]: row for row in rows}
+
+
+def _snapshots(memories: sqlite3.Connection, keys: list[tuple[str, int]]
+               ) -> dict[tuple[str, int], sqlite3.Row]:
+    """The stored payload of each exact `(thread_id, source_updated_at)` still present."""
+    wanted = set(keys)
+    found: dict[tuple[str, int], sqlite3.Row] = {}
+    for start in range(0, len(keys), BATCH):
+        chunk = [thread_id for thread_id, _ in keys[start:start + BATCH]]
+        for row in memories.execute(
+                "SELECT thread_id, source_updated_at, raw_memory, rollout_summary, rollout_slug"
+                f" FROM stage1_outputs WHERE thread_id IN ({', '.join('?' for _ in chunk)})",
+                chunk):
+            key = (row["thread_id"], row["source_updated_at"])
+            if key in wanted:
+                found[key] = row
+    return found
 
 
 def select(memories: sqlite3.Connection, state: sqlite3.Connection, *, limit: int,
@@ -57,28 +78,23 @@ def select(memories: sqlite3.Connection, state: sqlite3.Connection, *, limit: in
         return []
     cutoff = unused_cutoff(now, max_unused_days)
     kept: list[tuple[str, int, sqlite3.Row]] = []
-    offset, page = 0, min(limit, PAGE)
-    while len(kept) < limit:
+    offset = 0
+    while len(kept) < limit:  # pages of `limit` rows: SQLite sorts only the top of the table
         rows = memories.execute(
             f"SELECT thread_id, source_updated_at FROM stage1_outputs WHERE {ELIGIBLE}"
             f" ORDER BY {RANK} LIMIT :page OFFSET :offset",
-            {"cutoff": cutoff, "page": page, "offset": offset}).fetchall()
-        for row in rows:
-            thread = _thread(state, row["thread_id"])
-            if thread is not None and len(kept) < limit:
-                kept.append((row["thread_id"], row["source_updated_at"], thread))
-        if len(rows) < page:
+            {"cutoff": cutoff, "page": limit, "offset": offset}).fetchall()
+        for start in range(0, len(rows), BATCH):
+            batch = rows[start:start + BATCH]
+            threads = _threads(state, [row["thread_id"] for row in batch])
+            kept += [(row["thread_id"], row["source_updated_at"], threads[row["thread_id"]])
+                     for row in batch if row["thread_id"] in threads][:limit - len(kept)]
+        if len(rows) < limit:
             break
-        offset += page
-    selected: list[Selected] = []
-    for thread_id, source_updated_at, thread in kept:
-        row = memories.execute(
-            "SELECT raw_memory, rollout_summary, rollout_slug FROM stage1_outputs"
-            " WHERE thread_id = ? AND source_updated_at = ?",
-            (thread_id, source_updated_at)).fetchone()
-        if row is not None:
-            selected.append(Selected(thread_id, source_updated_at, row["raw_memory"],
-                                     row["rollout_summary"], row["rollout_slug"],
-                                     thread["cwd"], thread["rollout_path"],
-                                     thread["git_branch"]))
+        offset += limit
+    stored = _snapshots(memories, [(tid, source) for tid, source, _ in kept])
+    selected = [Selected(tid, source, row["raw_memory"], row["rollout_summary"],
+                         row["rollout_slug"], thread["cwd"], thread["rollout_path"],
+                         thread["git_branch"])
+                for tid, source, thread in kept if (row := stored.get((tid, source)))]
     return sorted(selected, key=lambda s: s.thread_id.encode("utf-8"))
