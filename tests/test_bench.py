@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from memconform.bench import runner
 from memconform.bench.runner import Result, contention, markdown, probe
 
 
@@ -17,17 +20,32 @@ def test_probes_measure_in_their_own_process(tmp_path: Path) -> None:
 
 def test_contention_finishes_every_thread_once(tmp_path: Path) -> None:
     [result] = contention(tmp_path, [3], pool=60, runs=1)
-    assert result.extra["double_commits"] == 0
-    assert result.samples[0] > 0 and result.extra["bare_ops_per_s"] > 0
+    assert result.extra["double_commits"] == 0 and result.extra["lost"] == 0
+    assert result.samples[0] > 0 and result.extra["bare_cycles_per_s"] > 0
+    assert result.target_text == "within 2x of bare, no double commit"
+
+
+def test_contention_counts_double_commits_and_lost_jobs(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = (f"00000000-0000-7000-8000-{n:012d}" for n in range(2))
+    answers = iter([(1.0, [{"finished": [first, second]}, {"finished": [first]}]),
+                    (1.0, [{}, {}])])
+    monkeypatch.setattr(runner, "_race", lambda commands: next(answers))
+    [result] = contention(tmp_path, [2], pool=3, runs=1)
+    # one job finished twice; one never finished; two finished by workers but not in the file
+    assert result.extra["double_commits"] == 1 and result.extra["lost"] == 3
+    assert result.met is False
 
 
 def test_markdown_reports_targets_and_spread() -> None:
     rows = [Result("fast thing", "s", [0.2, 0.1, 0.3], target=0.5),
             Result("slow thing", "s", [2.0, 3.0, 4.0], target=1.0),
-            Result("rate", "claims/s", [100.0], {"double_commits": 0})]
+            Result("rate", "claims/s", [100.0], {"double_commits": 0}),
+            Result("race", "claims/s", [50.0], goal=("within 2x of bare", False))]
     text = markdown({"date": "2026-12-03", "cores": 2, "python": "3.11", "sqlite": "3.40",
                      "platform": "linux"}, rows, ["a note"])
     assert "| fast thing | 200.0 ms | 100.0 ms to 300.0 ms | 3 | ≤ 0.5 s: met |" in text
     assert "≤ 1 s: **missed**" in text
-    assert "| rate | 100 claims/s |" in text and "double_commits 0" in text
+    assert "| rate | 100 claims/s | 100 claims/s to 100 claims/s | 1 |  |" in text
+    assert "double_commits 0" in text and "| within 2x of bare: **missed** |" in text
     assert text.startswith("# memconform benchmarks\n\n2026-12-03 · 2 cores")

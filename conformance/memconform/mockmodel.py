@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -323,7 +324,9 @@ def sse_stream(seq: int, output: tuple[dict[str, Any], ...] | list[dict[str, Any
 
 
 def start_server() -> HTTPServer:
-    """A threaded loopback server (gated replies must not block other requests)."""
+    """A threaded loopback server (gated replies must not block other requests). Its per-request
+    access log is off: the mock records every request itself."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
     server.start()
     return server

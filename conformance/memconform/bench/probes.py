@@ -50,6 +50,14 @@ def select(work: str, outputs: int, limit: int) -> dict[str, Any]:
     return {"seconds": seconds, "materialize_seconds": written, "selected": len(chosen)}
 
 
+def _gate() -> None:
+    """Tell the runner this process is set up, and wait for its word to start, so racing
+    processes start together and interpreter start-up stays off the clock."""
+    print("ready", flush=True)
+    if sys.stdin.readline().strip() != "go":
+        raise SystemExit("the runner did not say go")
+
+
 def claims(work: str, home: str, threads: list[str], worker: str) -> dict[str, Any]:
     """Claim and finish every thread of the shared pool that is still free; the ids this
     process finished, so double commits can be counted across processes."""
@@ -58,6 +66,7 @@ def claims(work: str, home: str, threads: list[str], worker: str) -> dict[str, A
     con = store.open_memories_db(Path(home))
     now = NOW_MS // 1000
     finished: list[str] = []
+    _gate()
 
     def loop() -> None:
         for number, thread in enumerate(threads):
@@ -71,19 +80,22 @@ def claims(work: str, home: str, threads: list[str], worker: str) -> dict[str, A
     return {"seconds": seconds, "finished": finished}
 
 
-def bare(work: str, home: str, operations: int) -> dict[str, Any]:
-    """The physical limit: BEGIN IMMEDIATE, one UPDATE, COMMIT, on the claims' own file."""
+def bare(work: str, home: str, cycles: int) -> dict[str, Any]:
+    """The physical limit on the claims' own file. A claim and its finish are two write
+    transactions by design (the model call sits between them), so one cycle here is two
+    BEGIN IMMEDIATE, one UPDATE, COMMIT rounds."""
     con = sqlite3.connect(Path(home) / "memories_1.sqlite", timeout=30, isolation_level=None)
     con.execute("PRAGMA journal_mode=WAL")
+    _gate()
 
     def loop() -> None:
-        for _ in range(operations):
+        for _ in range(cycles * 2):
             con.execute("BEGIN IMMEDIATE")
             con.execute("UPDATE bench_counter SET n = n + 1")
             con.execute("COMMIT")
 
     seconds, _ = _clock(loop)
-    return {"seconds": seconds, "operations": operations}
+    return {"seconds": seconds, "cycles": cycles}
 
 
 def read_path(work: str, operation: str) -> dict[str, Any]:
