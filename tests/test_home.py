@@ -75,6 +75,21 @@ def test_builder_never_overwrites_a_database(home: CodexHome) -> None:
         [{"thread_id": "t"}]
 
 
+def test_builder_refuses_a_stale_write_ahead_log(tmp_path: Path) -> None:
+    old = tmp_path / "old.sqlite"
+    con = sqlite3.connect(old, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    con.execute("CREATE TABLE threads (id TEXT)")
+    wal = old.with_name("old.sqlite-wal").read_bytes()
+    con.close()
+    target = tmp_path / "state_5.sqlite"
+    (tmp_path / "state_5.sqlite-wal").write_bytes(wal)
+    with pytest.raises(FileExistsError, match=r"state_5\.sqlite-wal is left over"):
+        create_db(target, "state_5")
+    assert not target.exists()
+
+
 def test_config_toml_shape(home: CodexHome, snapshot: SnapshotAssertion) -> None:
     home.write_config(memories={"min_rollout_idle_hours": 1, "max_rollouts_per_startup": 10})
     assert (home.path / "config.toml").read_text() == snapshot

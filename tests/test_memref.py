@@ -92,7 +92,8 @@ def test_memref_startup_cli(tmp_path: Path) -> None:
     store.connect(home / store.STATE_DB).execute("CREATE TABLE threads (id TEXT)")
     broken = runner.invoke(main, ["startup", "--home", str(home)])
     assert broken.exit_code == 1 and "unusable Codex database" in broken.output
-    (home / store.STATE_DB).unlink()
+    for stale in home.glob(store.STATE_DB + "*"):  # the DB and its -wal/-shm
+        stale.unlink()
     create_db(home / store.STATE_DB, "state_5")
     ran = runner.invoke(main, ["startup", "--home", str(home), "--now-ms", "1780315200000"])
     assert ran.exit_code == 0 and "startup ran" in ran.output

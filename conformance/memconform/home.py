@@ -7,10 +7,12 @@ timestamps are relative to the `now_ms` of the check's clock.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
 import sqlite3
+import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,18 +39,36 @@ class Thread:
 
 
 def create_db(path: Path, db: str) -> None:
-    """Create `path` with Codex's schema and migration rows (refuses to touch an existing file)."""
-    if path.exists():
-        raise FileExistsError(f"{path} already exists; the home builder never overwrites a DB")
-    con = sqlite3.connect(path, isolation_level=None)
+    """Create `path` with Codex's schema and migration rows. Refuses an existing file, and
+    leftover `-wal`/`-journal` files, which SQLite would replay onto the new one."""
+    for suffix in ("-wal", "-journal"):
+        stale = path.with_name(path.name + suffix)
+        if stale.exists():
+            raise FileExistsError(f"{stale} is left over from an earlier database; remove it "
+                                  f"before creating {path.name}")
     try:
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("BEGIN IMMEDIATE")
-        for statement in codex_schema_statements(db):
-            con.execute(statement)
-        con.execute("COMMIT")
-    finally:
-        con.close()
+        with path.open("xb") as file:
+            file.write(_empty_db(db))
+    except FileExistsError:
+        raise FileExistsError(
+            f"{path} already exists; the home builder never overwrites a DB") from None
+
+
+@functools.cache
+def _empty_db(db: str) -> bytes:
+    """The bytes of a fresh WAL-mode file with the schema, built once per process."""
+    with tempfile.TemporaryDirectory(prefix="memconform-schema-") as scratch:
+        template = Path(scratch) / f"{db}.sqlite"
+        con = sqlite3.connect(template, isolation_level=None)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("BEGIN IMMEDIATE")
+            for statement in codex_schema_statements(db):
+                con.execute(statement)
+            con.execute("COMMIT")
+        finally:
+            con.close()  # the last close checkpoints the WAL into the file
+        return template.read_bytes()
 
 
 class CodexHome:

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from memref.config import CodexConfig
+from memref.responses import tls_context
 
 log = logging.getLogger(__name__)
 USAGE_PATH = "/wham/usage"
@@ -57,7 +58,7 @@ def rate_limits_ok(home: Path, config: CodexConfig) -> bool:
         headers["chatgpt-account-id"] = tokens["account_id"]
     try:
         reply = httpx.get(config.chatgpt_base_url + USAGE_PATH, headers=headers,
-                          timeout=TIMEOUT_S)
+                          timeout=TIMEOUT_S, verify=tls_context())
         reply.raise_for_status()
         snapshot = reply.json()
     except (httpx.HTTPError, ValueError) as exc:

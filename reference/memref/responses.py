@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +60,12 @@ def _events(lines: Any) -> Any:
         yield json.loads("\n".join(data))
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context for every request: loading the CA bundle costs tens of milliseconds."""
+    return httpx.create_ssl_context()
+
+
 def stream_response(
     provider: Provider,
     body: dict[str, Any],
@@ -77,7 +85,7 @@ def stream_response(
     try:
         with httpx.stream(
             "POST", url, json=body, headers=_headers(provider, env or {}, headers or {}),
-            timeout=timeout,
+            timeout=timeout, verify=tls_context(),
         ) as reply:
             if reply.status_code != 200:
                 text = reply.read().decode("utf-8", "replace")
