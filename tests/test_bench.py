@@ -3,6 +3,8 @@ run's double-commit count, and the Markdown table (no timing is asserted)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,29 @@ def test_contention_counts_double_commits_and_lost_jobs(tmp_path: Path,
     # one job finished twice; one never finished; two finished by workers but not in the file
     assert result.extra["double_commits"] == 1 and result.extra["lost"] == 3
     assert result.met is False
+
+
+def test_suite_speed_counts_what_passed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fake_run(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        report = Path(command[command.index("--report-dir") + 1])
+        report.mkdir(parents=True)
+        lines = [{"type": "header"}, {"type": "check", "status": "pass"},
+                 {"type": "check", "status": "fail"}, {"type": "footer"}]
+        (report / "report.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+        return subprocess.CompletedProcess(command, 1, "", "")
+
+    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    [result] = runner.suite_speed(tmp_path, runs=2, serial=False)
+    assert result.extra["checks"] == 2 and result.extra["passed"] == 1
+    assert len(result.samples) == 2 and result.target == 60.0
+
+
+def test_suite_speed_without_a_report_is_an_error(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner.subprocess, "run", lambda command, **_: subprocess.CompletedProcess(
+        command, 2, "", "adapter crashed"))
+    with pytest.raises(RuntimeError, match="wrote no report: adapter crashed"):
+        runner.suite_speed(tmp_path, runs=1, serial=False)
 
 
 def test_markdown_reports_targets_and_spread() -> None:
