@@ -48,7 +48,7 @@ def test_suite_speed_counts_what_passed(tmp_path: Path, monkeypatch: pytest.Monk
         (report / "report.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
         return subprocess.CompletedProcess(command, 1, "", "")
 
-    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)
     [result] = runner.suite_speed(tmp_path, runs=2, serial=False)
     assert result.extra["checks"] == 2 and result.extra["passed"] == 1
     assert len(result.samples) == 2 and result.target == 60.0
@@ -56,7 +56,7 @@ def test_suite_speed_counts_what_passed(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_suite_speed_without_a_report_is_an_error(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner.subprocess, "run", lambda command, **_: subprocess.CompletedProcess(
+    monkeypatch.setattr(subprocess, "run", lambda command, **_: subprocess.CompletedProcess(
         command, 2, "", "adapter crashed"))
     with pytest.raises(RuntimeError, match="wrote no report: adapter crashed"):
         runner.suite_speed(tmp_path, runs=1, serial=False)
