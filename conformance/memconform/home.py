@@ -71,6 +71,47 @@ def _empty_db(db: str) -> bytes:
         return template.read_bytes()
 
 
+def uuid7(rng: random.Random, at_ms: int) -> str:
+    """A UUID v7 whose time is `at_ms`, its random bits from `rng`."""
+    value = (at_ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | rng.getrandbits(12) << 64
+    return str(uuid.UUID(int=value | 0b10 << 62 | rng.getrandbits(62)))
+
+
+def thread_row(tid: str, rollout_path: str, cwd: str, created_ms: int, updated_ms: int, *,
+               source: str = "cli", archived: bool = False, preview: str | None = None,
+               memory_mode: str = "enabled", history_mode: str = "legacy",
+               git_branch: str | None = None, user_text: str = "hello") -> dict[str, Any]:
+    """A `threads` row as Codex 0.144.6 writes it."""
+    return {
+        "id": tid, "rollout_path": rollout_path, "created_at": created_ms // 1000,
+        "updated_at": updated_ms // 1000, "source": source, "model_provider": MOCK_PROVIDER,
+        "cwd": cwd, "title": user_text[:80], "sandbox_policy": SANDBOX_POLICY,
+        "approval_mode": "never", "tokens_used": 15, "has_user_event": 0,
+        "archived": int(archived), "archived_at": updated_ms // 1000 if archived else None,
+        "git_branch": git_branch, "cli_version": "0.144.6", "first_user_message": user_text,
+        "memory_mode": memory_mode, "model": "gpt-test", "created_at_ms": created_ms,
+        "updated_at_ms": updated_ms, "thread_source": "user",
+        "preview": user_text if preview is None else preview,
+        "recency_at": updated_ms // 1000, "recency_at_ms": updated_ms,
+        "history_mode": history_mode,
+    }
+
+
+def insert_rows(db: Path, table: str, rows: list[dict[str, Any]]) -> None:
+    """Insert rows sharing one set of columns, in one transaction."""
+    if not rows:
+        return
+    columns = ", ".join(rows[0])
+    marks = ", ".join("?" for _ in rows[0])
+    con = sqlite3.connect(db, timeout=30)
+    try:
+        with con:
+            con.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})",
+                            [tuple(r.values()) for r in rows])
+    finally:
+        con.close()
+
+
 class CodexHome:
     """A Codex home under construction. `now_ms` anchors every relative timestamp."""
 
@@ -101,9 +142,7 @@ class CodexHome:
         return {MOCK_KEY_ENV: MOCK_KEY}
 
     def uuid7(self, at_ms: int) -> str:
-        value = (at_ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | self._rng.getrandbits(12) << 64
-        value |= 0b10 << 62 | self._rng.getrandbits(62)
-        return str(uuid.UUID(int=value))
+        return uuid7(self._rng, at_ms)
 
     # -- config.toml -------------------------------------------------------------------------
 
@@ -150,7 +189,7 @@ class CodexHome:
         the rollout files (which would reset their timestamps)."""
         if not self.state_db.exists():
             create_db(self.state_db, "state_5")
-            self._insert(self.state_db, "backfill_state", [{
+            insert_rows(self.state_db, "backfill_state", [{
                 "id": 1, "status": "complete", "last_watermark": None,
                 "last_success_at": self.now_ms // 1000, "updated_at": self.now_ms // 1000}])
         return self.state_db
@@ -158,13 +197,13 @@ class CodexHome:
     def add_thread(self, **spec: Any) -> Thread:
         """Write one rollout file and its `threads` row (see `_build_thread` for the options)."""
         row, thread = self._build_thread(**spec)
-        self._insert(self.ensure_state_db(), "threads", [row])
+        insert_rows(self.ensure_state_db(), "threads", [row])
         return thread
 
     def add_threads(self, count: int, **spec: Any) -> list[Thread]:
         """`count` threads with the same options, inserted in one transaction."""
         built = [self._build_thread(**spec) for _ in range(count)]
-        self._insert(self.ensure_state_db(), "threads", [row for row, _ in built])
+        insert_rows(self.ensure_state_db(), "threads", [row for row, _ in built])
         return [thread for _, thread in built]
 
     def _build_thread(self, *, updated_ago_ms: int = 2 * HOUR_MS, thread_id: str | None = None,
@@ -191,19 +230,9 @@ class CodexHome:
         entries = stamp([meta, *body], created_ms)
         rollout.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
         os.utime(rollout, (updated_ms / 1000, updated_ms / 1000))
-        row = {
-            "id": tid, "rollout_path": str(rollout), "created_at": created_ms // 1000,
-            "updated_at": updated_ms // 1000, "source": source, "model_provider": MOCK_PROVIDER,
-            "cwd": cwd, "title": user_text[:80], "sandbox_policy": SANDBOX_POLICY,
-            "approval_mode": "never", "tokens_used": 15, "has_user_event": 0,
-            "archived": int(archived), "archived_at": updated_ms // 1000 if archived else None,
-            "git_branch": git_branch, "cli_version": "0.144.6", "first_user_message": user_text,
-            "memory_mode": memory_mode, "model": "gpt-test", "created_at_ms": created_ms,
-            "updated_at_ms": updated_ms, "thread_source": "user",
-            "preview": user_text if preview is None else preview,
-            "recency_at": updated_ms // 1000, "recency_at_ms": updated_ms,
-            "history_mode": history_mode,
-        }
+        row = thread_row(tid, str(rollout), cwd, created_ms, updated_ms, source=source,
+                         archived=archived, preview=preview, memory_mode=memory_mode,
+                         history_mode=history_mode, git_branch=git_branch, user_text=user_text)
         return row, Thread(tid, rollout, updated_ms, cwd)
 
     # -- memories_1.sqlite -------------------------------------------------------------------
@@ -219,7 +248,7 @@ class CodexHome:
     def add_stage1_outputs(self, rows: list[dict[str, Any]]) -> None:
         """Insert rows in one transaction; each needs `thread_id`, `raw_memory`,
         `rollout_summary` and `source_updated_at`."""
-        self._insert(self.ensure_memories_db(), "stage1_outputs",
+        insert_rows(self.ensure_memories_db(), "stage1_outputs",
                      [self._output_row(**row) for row in rows])
 
     def _output_row(self, thread_id: str, *, raw_memory: str, rollout_summary: str,
@@ -257,7 +286,7 @@ class CodexHome:
 
     def add_job(self, kind: str, job_key: str, *, status: str, retry_remaining: int = 3,
                 **columns: Any) -> None:
-        self._insert(self.ensure_memories_db(), "jobs", [{
+        insert_rows(self.ensure_memories_db(), "jobs", [{
             "kind": kind, "job_key": job_key, "status": status,
             "retry_remaining": retry_remaining, **columns}])
 
@@ -270,20 +299,5 @@ class CodexHome:
         con.row_factory = sqlite3.Row
         try:
             return [dict(r) for r in con.execute(sql, params)]
-        finally:
-            con.close()
-
-    @staticmethod
-    def _insert(db: Path, table: str, rows: list[dict[str, Any]]) -> None:
-        """Insert rows sharing one set of columns, in one transaction."""
-        if not rows:
-            return
-        columns = ", ".join(rows[0])
-        marks = ", ".join("?" for _ in rows[0])
-        con = sqlite3.connect(db, timeout=30)
-        try:
-            with con:
-                con.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})",
-                                [tuple(r.values()) for r in rows])
         finally:
             con.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 DAY_S = 86_400
@@ -42,29 +43,29 @@ ENABLED = "memory_mode = 'enabled'"
 BATCH = 500  # SQLite host parameters per lookup stay well under the limit
 
 
+def _in_batches(con: sqlite3.Connection, sql: str, ids: list[str]) -> Iterator[sqlite3.Row]:
+    """The rows of `sql` for every id, BATCH ids at a time (`{ids}` marks the placeholders)."""
+    for start in range(0, len(ids), BATCH):
+        chunk = ids[start:start + BATCH]
+        yield from con.execute(sql.format(ids=", ".join("?" for _ in chunk)), chunk)
+
+
 def _threads(state: sqlite3.Connection, thread_ids: list[str]) -> dict[str, sqlite3.Row]:
     """The enabled threads among `thread_ids`, by id."""
-    marks = ", ".join("?" for _ in thread_ids)
-    rows = state.execute(f"SELECT id, cwd, rollout_path, git_branch FROM threads WHERE id IN"
-                         f" ({marks}) AND {ENABLED}", thread_ids).fetchall()
-    return {row["id"]: row for row in rows}
+    return {row["id"]: row for row in _in_batches(
+        state, "SELECT id, cwd, rollout_path, git_branch FROM threads WHERE id IN ({ids})"
+        f" AND {ENABLED}", thread_ids)}
 
 
 def _snapshots(memories: sqlite3.Connection, keys: list[tuple[str, int]]
                ) -> dict[tuple[str, int], sqlite3.Row]:
     """The stored payload of each exact `(thread_id, source_updated_at)` still present."""
     wanted = set(keys)
-    found: dict[tuple[str, int], sqlite3.Row] = {}
-    for start in range(0, len(keys), BATCH):
-        chunk = [thread_id for thread_id, _ in keys[start:start + BATCH]]
-        for row in memories.execute(
-                "SELECT thread_id, source_updated_at, raw_memory, rollout_summary, rollout_slug"
-                f" FROM stage1_outputs WHERE thread_id IN ({', '.join('?' for _ in chunk)})",
-                chunk):
-            key = (row["thread_id"], row["source_updated_at"])
-            if key in wanted:
-                found[key] = row
-    return found
+    rows = _in_batches(memories, "SELECT thread_id, source_updated_at, raw_memory,"
+                       " rollout_summary, rollout_slug FROM stage1_outputs WHERE thread_id IN"
+                       " ({ids})", [thread_id for thread_id, _ in keys])
+    return {key: row for row in rows
+            if (key := (row["thread_id"], row["source_updated_at"])) in wanted}
 
 
 def select(memories: sqlite3.Connection, state: sqlite3.Connection, *, limit: int,
@@ -84,11 +85,9 @@ def select(memories: sqlite3.Connection, state: sqlite3.Connection, *, limit: in
             f"SELECT thread_id, source_updated_at FROM stage1_outputs WHERE {ELIGIBLE}"
             f" ORDER BY {RANK} LIMIT :page OFFSET :offset",
             {"cutoff": cutoff, "page": limit, "offset": offset}).fetchall()
-        for start in range(0, len(rows), BATCH):
-            batch = rows[start:start + BATCH]
-            threads = _threads(state, [row["thread_id"] for row in batch])
-            kept += [(row["thread_id"], row["source_updated_at"], threads[row["thread_id"]])
-                     for row in batch if row["thread_id"] in threads][:limit - len(kept)]
+        threads = _threads(state, [row["thread_id"] for row in rows])
+        kept += [(row["thread_id"], row["source_updated_at"], threads[row["thread_id"]])
+                 for row in rows if row["thread_id"] in threads][:limit - len(kept)]
         if len(rows) < limit:
             break
         offset += limit

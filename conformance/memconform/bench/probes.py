@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memconform.bench.data import NOW_MS, home_with_outputs, home_with_threads
+from memconform.bench.data import home_with_outputs, home_with_threads
+from memconform.clock import FIXED_EPOCH_MS as NOW_MS
 
 
 def _clock(operation: Callable[[], Any]) -> tuple[float, Any]:
