@@ -17,7 +17,7 @@ def apply() -> None:
     def store(con: Any, task: dict[str, Any], now: int) -> None:
         con.execute(insert(memories).values(
             scope="user", project_id=None, user_id=task["user_id"], source_task_id=task["id"],
-            goal_key=extract.first_line(task), source_finished_at=task["finished_at"],
+            goal_key=extract.goal_key(task), source_finished_at=task["finished_at"],
             content=extract.content(task), created_at=now, superseded=False))
 
     patch(extract, "store", store)

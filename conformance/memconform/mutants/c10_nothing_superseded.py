@@ -17,7 +17,7 @@ def apply() -> None:
     def store(con: Any, task: dict[str, Any], now: int) -> None:
         con.execute(insert(memories).values(
             scope="project", project_id=task["project_id"], user_id=None,
-            source_task_id=task["id"], goal_key=extract.first_line(task),
+            source_task_id=task["id"], goal_key=extract.goal_key(task),
             source_finished_at=task["finished_at"], content=extract.content(task),
             created_at=now, superseded=False))
 

@@ -235,7 +235,10 @@ def _conformance_api(app: FastAPI, service: Service, db: Any) -> None:
 
     @app.get("/conformance/memories", dependencies=guarded)
     def list_memories(con: db) -> dict[str, Any]:
-        rows = con.execute(select(memories).order_by(memories.c.id)).mappings()
+        columns = [memories.c[name] for name in ("id", "scope", "project_id", "user_id",
+                                                 "source_task_id", "content", "created_at",
+                                                 "superseded")]
+        rows = con.execute(select(*columns).order_by(memories.c.id)).mappings()
         return {"memories": [dict(r) for r in rows]}
 
     @app.get("/conformance/audit", dependencies=guarded)

@@ -1,9 +1,10 @@
 """Extraction: after each worker round (or on a manual run) every completed task of a user is
-passed through five gates, then stored once as a redacted project-level memory; every skip is
-logged with its reason and retried later (CLOUD-GATE-01..06, CLOUD-CONT-01..05)."""
+passed through the gates, then stored once as a redacted project-level memory; every skip is
+logged with its reason and retried later (CLOUD-GATE-01..06, CLOUD-CONT-01..04)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -15,7 +16,6 @@ from memref.cloud.redact import redact
 from memref.cloud.schema import extraction_log, memories, quotas, task_flags, tasks
 
 RESULT_CHARS = 800
-DEFAULT_MONTHLY_UNITS = 1_000_000
 LOG_LIMIT = 100
 
 
@@ -38,15 +38,16 @@ class SweepResult:
 
 
 def remaining_percent(con: Connection, user_id: str, now: int, faults: Faults) -> float | None:
-    """Quota left this month, in percent; None when unlimited. No row is the default budget,
-    a row with a NULL limit is unlimited."""
+    """Quota left this month, in percent; None when unlimited. No row is the default budget
+    with nothing used, a row with a NULL limit is unlimited."""
     if faults.quota_lookup:
         raise QuotaLookupError("quota store unavailable")
     month = datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
     row = con.execute(select(quotas).where(and_(quotas.c.user_id == user_id,
                                                 quotas.c.month == month))).mappings().first()
-    limit, used = (DEFAULT_MONTHLY_UNITS, 0) if row is None else (row["limit_units"],
-                                                                   row["used_units"])
+    if row is None:
+        return 100.0
+    limit, used = row["limit_units"], row["used_units"]
     if limit is None:
         return None
     return 0.0 if limit <= 0 else max(limit - used, 0) * 100 / limit
@@ -96,6 +97,11 @@ def first_line(task: dict[str, Any]) -> str:
     return source.strip().split("\n", 1)[0].strip()
 
 
+def goal_key(task: dict[str, Any]) -> str:
+    """The goal's first line by digest, so a secret in it is stored nowhere unredacted."""
+    return hashlib.sha256(first_line(task).encode("utf-8")).hexdigest()
+
+
 def content(task: dict[str, Any]) -> str:
     """The first line of the goal (else the prompt) and the start of the result, redacted."""
     return redact(f"{first_line(task)}\n{task['result'][:RESULT_CHARS]}")
@@ -103,7 +109,7 @@ def content(task: dict[str, Any]) -> str:
 
 def store(con: Connection, task: dict[str, Any], now: int) -> None:
     """One project-level memory for the task; the newest result for a goal wins."""
-    key = first_line(task)
+    key = goal_key(task)
     con.execute(insert(memories).values(
         scope="project", project_id=task["project_id"], user_id=None,
         source_task_id=task["id"], goal_key=key, source_finished_at=task["finished_at"],
@@ -111,7 +117,7 @@ def store(con: Connection, task: dict[str, Any], now: int) -> None:
     same_goal = and_(memories.c.scope == "project", memories.c.project_id == task["project_id"],
                      memories.c.goal_key == key)
     newest = con.execute(select(memories.c.id).where(same_goal).order_by(
-        memories.c.source_finished_at.desc(), memories.c.id.desc()).limit(1)).scalar()
+        memories.c.source_finished_at.desc().nulls_last(), memories.c.id.desc()).limit(1)).scalar()
     con.execute(update(memories).where(same_goal).values(superseded=memories.c.id != newest))
 
 

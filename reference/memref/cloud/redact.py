@@ -1,4 +1,4 @@
-"""Secrets in a cloud memory's text become `[REDACTED]` (CLOUD-CONT-03)."""
+"""Secrets in a cloud memory's text become `[REDACTED]` (CLOUD-CONT-02)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import re
 MARK = "[REDACTED]"
 _KEY_VALUE = re.compile(
     r"(?i)\b([\w.-]*(?:api[_-]?key|password|passwd|secret|token|credential)s?)"
-    r"(\s*[=:]\s*)(['\"]?)([^\s'\",;]+)")
-_AUTHORIZATION = re.compile(r"(?i)\b(authorization\s*:\s*)(?:(bearer|basic|token)\s+)?([^\s'\"]+)")
-_BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})")
+    r"([ \t]*[=:][ \t]*)(['\"]?)([^\s'\",;]+)")  # key and value on one line
+_AUTHORIZATION = re.compile(
+    r"(?i)\b(authorization[ \t]*:[ \t]*)(?:(bearer|basic|token)[ \t]+)?([^\s'\"]+)")
+_BEARER = re.compile(r"(?i)\b(bearer[ \t]+)([A-Za-z0-9._~+/=-]{8,})")
 _PREFIXED = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{8,}|gh[po]_[A-Za-z0-9]{16,}"
                        r"|xox[a-z]-[A-Za-z0-9-]{8,})")
 
