@@ -74,12 +74,14 @@ def test_flags_isolated(cloud: Cloud) -> None:
        "tasks and a log shows only the caller's", rules="CLOUD-AUTH-02", level="MUST",
        area="cloud.authz")
 def test_runs_and_logs_isolated(cloud: Cloud) -> None:
-    alice, _ = two_users(cloud)
+    alice, bob = two_users(cloud)
     cloud.task("mine", **task_fields(project="a", user="alice"))
     cloud.task("theirs", **task_fields(project="b", user="bob"))
     assert alice.run().json()["extracted"] == ["mine"]
     assert memory_of(cloud, "theirs") is None, "a run extracted another user's task"
+    assert bob.run().json()["extracted"] == ["theirs"]
     assert [e["task_id"] for e in alice.log()] == ["mine"]
+    assert [e["task_id"] for e in bob.log()] == ["theirs"]
 
 
 @check("cloud.auth.memories-stay-in-project", title="a project's memories are never injected "

@@ -87,8 +87,9 @@ def test_retried(cloud: Cloud) -> None:
            "CLOUD-CONT-01", "CLOUD-CONT-03"), level="MUST", area="cloud.extraction")
 @pytest.mark.parametrize(("goal", "prompt", "line"), [
     (GOAL, "Write the notes", "Publish the release notes"),
-    ("   \n", "Draft the migration plan\nin two steps", "Draft the migration plan")],
-    ids=["goal-first-line", "prompt-when-no-goal"])
+    ("   \n", "Draft the migration plan\nin two steps", "Draft the migration plan"),
+    ("  Publish the release notes \t\nwith care", "Write the notes", "Publish the release notes")],
+    ids=["goal-first-line", "prompt-when-no-goal", "first-line-trimmed"])
 def test_content_shape(cloud: Cloud, goal: str, prompt: str, line: str) -> None:
     one_user(cloud)
     result = "é" * 790 + "abcdefghijklmnop"  # 806 characters, 1,596 bytes
@@ -151,12 +152,17 @@ def test_project_only(cloud: Cloud) -> None:
 @check("cloud.content.superseded", title="a newer result for the same goal supersedes the "
        "older memory of the project", rules="CLOUD-CONT-04", level="MUST",
        area="cloud.extraction")
-def test_superseded(cloud: Cloud) -> None:
-    one_user(cloud)
+@pytest.mark.parametrize("order", ["one-sweep", "older-extracted-later"])
+def test_superseded(cloud: Cloud, order: str) -> None:
+    user = one_user(cloud)
     cloud.task("old", **task_fields(result="first approach " * 20, finished_at=NOW - 5000,
                                     started_at=NOW - 6000))
     cloud.task("new", **task_fields(result="second approach " * 20))
     cloud.task("other", **task_fields(goal="Rotate the keys", result="rotation " * 30))
+    if order == "older-extracted-later":  # the later finish wins, not the later extraction
+        assert user.set_flags("old", {"generate": False}).status_code == 200
+        assert sorted(cloud.worker_round()["extracted"]) == ["new", "other"]
+        assert user.set_flags("old", {"generate": None}).status_code == 200
     cloud.worker_round()
     live = {m["source_task_id"]: m["superseded"] for m in cloud.memories()}
     assert live == {"old": True, "new": False, "other": False}

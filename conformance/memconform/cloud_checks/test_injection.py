@@ -7,11 +7,8 @@ from typing import Any
 import pytest
 
 from memconform.cloud.client import Cloud, User
-from memconform.cloud_checks.world import NOW, one_user, task_fields
+from memconform.cloud_checks.world import GOAL, NOW, PROMPT, one_user, task_fields
 from memconform.registry import check
-
-PROMPT = "Write the notes"
-GOAL = "Publish the release notes\nwith care"
 
 
 def world(cloud: Cloud, *, use: bool | None = True, memories: int = 2) -> User:
@@ -91,7 +88,7 @@ def test_nothing_to_add(cloud: Cloud) -> None:
 
 
 @check("cloud.inject.latest-five", title="the five newest memories of the user and the five "
-       "newest of the project, no superseded ones", rules="CLOUD-INJ-02", level="MUST",
+       "newest of the project", rules="CLOUD-INJ-02", level="MUST",
        area="cloud.injection")
 def test_latest_five(cloud: Cloud) -> None:
     world(cloud, memories=0)
@@ -105,6 +102,23 @@ def test_latest_five(cloud: Cloud) -> None:
         for kind in ("project", "user"):
             assert (f"{kind} fact {number}." in prompt) == (number >= 2), \
                 f"{kind} fact {number} wrongly {'missing' if number >= 2 else 'injected'}"
+
+
+@check("cloud.inject.no-superseded", title="a memory superseded by a newer result for the same "
+       "goal is not injected", rules=("CLOUD-CONT-04", "CLOUD-INJ-02"), level="MUST",
+       area="cloud.injection")
+def test_no_superseded(cloud: Cloud) -> None:
+    user = world(cloud, memories=0)
+    user.settings(generate_memories=True)
+    cloud.task("old", **task_fields(result="first approach " * 20, finished_at=NOW - 5000,
+                                    started_at=NOW - 6000))
+    cloud.task("new", **task_fields(result="second approach " * 20))
+    assert sorted(cloud.worker_round()["extracted"]) == ["new", "old"]
+    assert {m["source_task_id"]: m["superseded"] for m in cloud.memories()} == \
+        {"old": True, "new": False}
+    prompt = cloud.turn("t", "first")["prompt"]
+    assert "second approach" in prompt, "the live memory was not injected"
+    assert "first approach" not in prompt, "a superseded memory was injected"
 
 
 @check("cloud.inject.stored-unchanged", title="the stored prompt and goal never change; a "

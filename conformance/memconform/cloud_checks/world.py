@@ -11,6 +11,7 @@ from memconform.resources import fixture_json
 NOW = int(fixture_json("cloud", "gates.json")["now"])
 MONTH = "2026-06"
 GOAL = "Publish the release notes\nwith care"
+PROMPT = "Write the notes"
 RESULT = "The notes list every change since the last release, grouped by area. " * 5
 
 
@@ -18,7 +19,7 @@ def task_fields(project: str = "p", user: str = "u", **overrides: Any) -> dict[s
     """A completed task that passes every gate under the defaults."""
     fields: dict[str, Any] = {
         "project_id": project, "user_id": user, "kind": "task", "status": "completed",
-        "goal": GOAL, "prompt": "Write the notes", "result": RESULT[:300],
+        "goal": GOAL, "prompt": PROMPT, "result": RESULT[:300],
         "started_at": NOW - 4000, "finished_at": NOW - 1000, "followup_messages": 0}
     fields.update(overrides)
     return fields
