@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from conftest import run_cli, statuses
 from memconform.cloud import postgres
-from memconform.cloud.service import TOKEN_ENV, CloudSpecError, start
+from memconform.cloud.service import TOKEN_ENV, CloudSpecError, db_label, start
 from memref.cloud.app import create_app
 
 
@@ -115,3 +115,24 @@ def test_worker_loop_extracts_without_being_asked(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_a_crashed_service_is_named_with_its_stderr_and_its_files_go() -> None:
+    service = start("ref", "sqlite")
+    scratch = service.scratch
+    assert scratch is not None and scratch.exists()
+    service.check_alive()
+    assert service.process is not None
+    service.process.kill()
+    service.process.wait(10)
+    with pytest.raises(RuntimeError, match="cloud service exited with status -9"):
+        service.check_alive()
+    service.stop()
+    assert not scratch.exists()
+
+
+@pytest.mark.parametrize(("db", "label"), [
+    ("sqlite", "sqlite"), ("postgresql", "postgresql"),
+    ("postgresql+psycopg://bench:s3cret@db.example:5432/memories", "postgresql+psycopg")])
+def test_reports_show_no_database_password(db: str, label: str) -> None:
+    assert db_label(db) == label

@@ -14,7 +14,7 @@ from memconform import resources
 from memconform.adapters import Adapter, AdapterError, ImplSpecError, Rejected, Unsupported, resolve
 from memconform.clock import HarnessClock
 from memconform.cloud.client import Cloud
-from memconform.cloud.service import CloudSpecError
+from memconform.cloud.service import CloudSpecError, db_label
 from memconform.cloud.service import Service as CloudService
 from memconform.cloud.service import start as start_cloud
 from memconform.cloud.service import validate as validate_cloud
@@ -183,6 +183,7 @@ def cloud_service(pytestconfig: pytest.Config) -> Iterator[CloudService]:
 @pytest.fixture
 def cloud(cloud_service: CloudService) -> Iterator[Cloud]:
     """A client of the cloud service, emptied for this check."""
+    cloud_service.check_alive()
     client = Cloud(cloud_service.base_url, cloud_service.token)
     client.reset()
     yield client
@@ -343,8 +344,8 @@ class _ReportPlugin:
         if self.config.getoption("collectonly"):
             return
         if self.config.getoption("--profile") == "cloud":
-            self.reporter.implementation.update(profile="cloud",
-                                                db=self.config.getoption("--cloud-db"))
+            self.reporter.implementation.update(
+                profile="cloud", db=db_label(self.config.getoption("--cloud-db")))
             return
         try:
             adapter = resolve(self.config.getoption("--impl"),

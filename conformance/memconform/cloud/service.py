@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,11 +27,17 @@ class CloudSpecError(ValueError):
 class Service:
     base_url: str
     token: str
-    description: dict[str, str]
     process: subprocess.Popen[str] | None = None
     cluster: postgres.Cluster | None = None
     scratch: Path | None = None
     log: list[str] = field(default_factory=list)
+
+    def check_alive(self) -> None:
+        """Raise with the tail of its stderr if the service started here has exited."""
+        if self.process is not None and self.process.poll() is not None:
+            tail = "".join(self.log[-20:])
+            raise RuntimeError(f"the cloud service exited with status {self.process.returncode}"
+                               f"; its last stderr lines:\n{tail}")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -42,6 +49,14 @@ class Service:
                 self.process.wait()
         if self.cluster is not None:
             self.cluster.stop()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def db_label(db: str) -> str:
+    """`--cloud-db` as a report may show it: a URL is cut to its scheme (it may hold a
+    password)."""
+    return db.split(":", 1)[0] if "://" in db else db
 
 
 def validate(impl: str, db: str) -> None:
@@ -69,13 +84,17 @@ def start(impl: str, db: str) -> Service:
     kind, _, rest = impl.partition(":")
     if impl.startswith(("http://", "https://")) or kind == "http":
         url = impl if impl.startswith(("http://", "https://")) else rest
-        return Service(url.rstrip("/"), os.environ[TOKEN_ENV], {"spec": impl})
+        return Service(url.rstrip("/"), os.environ[TOKEN_ENV])
     module = "memref.cloud.serve" if impl == "ref" else rest
     cluster, scratch = None, Path(tempfile.mkdtemp(prefix="memconform-cloud-"))
     if db == "sqlite":
         url = f"sqlite:///{scratch / 'cloud.sqlite'}"
     elif db == "postgresql":
-        cluster = postgres.start()
+        try:
+            cluster = postgres.start()
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
         url = cluster.url
     else:
         url = db
@@ -83,9 +102,7 @@ def start(impl: str, db: str) -> Service:
     process = subprocess.Popen(
         [sys.executable, "-m", module, "--db", url, "--conformance-token", token],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-    service = Service("", token, {"spec": impl, "module": module,
-                                  "db": "sqlite" if db == "sqlite" else url.split(":")[0]},
-                      process, cluster, scratch)
+    service = Service("", token, process, cluster, scratch)
     first: list[str] = []
     reader = threading.Thread(target=lambda: first.append(process.stdout.readline()
                                                           if process.stdout else ""))
@@ -102,7 +119,7 @@ def start(impl: str, db: str) -> Service:
 
 
 def _drain(process: subprocess.Popen[str], log: list[str]) -> None:
-    """Keep the service's stderr flowing (its tail goes into failing checks' reports)."""
+    """Keep the service's stderr flowing; its last 200 lines explain a crash."""
     for line in process.stderr or ():
         log.append(line)
         del log[:-200]
