@@ -59,20 +59,22 @@ def db_label(db: str) -> str:
     return db.split(":", 1)[0] if "://" in db else db
 
 
-def validate(impl: str, db: str) -> None:
-    """Refuse an `--impl` / `--cloud-db` pair the profile cannot use, before anything starts."""
+def validate(impl: str, db: str) -> tuple[str, str]:
+    """Refuse an `--impl` / `--cloud-db` pair the profile cannot use, before anything starts;
+    else `("url", base URL)` for a running service or `("module", module)` for one to start."""
     kind, _, rest = impl.partition(":")
     if impl.startswith(("http://", "https://")) or kind == "http":
         url = impl if impl.startswith(("http://", "https://")) else rest
         if not url.startswith(("http://", "https://")) or not os.environ.get(TOKEN_ENV):
             raise CloudSpecError(f"--impl {impl!r}: a running service needs its base URL "
                                  f"(http://HOST:PORT) and its conformance token in ${TOKEN_ENV}")
-        return
+        return "url", url.rstrip("/")
     if impl != "ref" and not (kind == "serve" and rest):
         raise CloudSpecError(f"--impl {impl!r}: the cloud profile takes ref, serve:MODULE or "
                              "a service's http://HOST:PORT")
     if db not in ("sqlite", "postgresql") and "://" not in db:
         raise CloudSpecError(f"--cloud-db {db!r}: expected sqlite, postgresql or a URL")
+    return "module", "memref.cloud.serve" if impl == "ref" else rest
 
 
 def start(impl: str, db: str) -> Service:
@@ -80,12 +82,10 @@ def start(impl: str, db: str) -> Service:
     of a running service (`http://HOST:PORT`; its conformance token in
     $MEMCONFORM_CLOUD_TOKEN).
     `db` (bundled services only): `sqlite`, `postgresql`, or a SQLAlchemy URL."""
-    validate(impl, db)
-    kind, _, rest = impl.partition(":")
-    if impl.startswith(("http://", "https://")) or kind == "http":
-        url = impl if impl.startswith(("http://", "https://")) else rest
-        return Service(url.rstrip("/"), os.environ[TOKEN_ENV])
-    module = "memref.cloud.serve" if impl == "ref" else rest
+    kind, target = validate(impl, db)
+    if kind == "url":
+        return Service(target, os.environ[TOKEN_ENV])
+    module = target
     cluster, scratch = None, Path(tempfile.mkdtemp(prefix="memconform-cloud-"))
     if db == "sqlite":
         url = f"sqlite:///{scratch / 'cloud.sqlite'}"

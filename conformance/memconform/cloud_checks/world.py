@@ -3,13 +3,14 @@ project, a completed task that passes every gate, and a fixed clock."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from memconform.cloud.client import Cloud, User
 from memconform.resources import fixture_json
 
 NOW = int(fixture_json("cloud", "gates.json")["now"])
-MONTH = "2026-06"
+MONTH = datetime.fromtimestamp(NOW, UTC).strftime("%Y-%m")  # the quota month of NOW
 GOAL = "Publish the release notes\nwith care"
 PROMPT = "Write the notes"
 RESULT = "The notes list every change since the last release, grouped by area. " * 5
