@@ -1,12 +1,14 @@
-"""The adapter protocol v1: message envelopes, operations and capabilities as JSON Schemas."""
+"""The adapter protocol v1: message envelopes, operations, capabilities and the memory tools'
+arguments and outputs as JSON Schemas."""
 
 from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
+from jsonschema.protocols import Validator
 
 from memconform.resources import protocol_schema_dir
 
@@ -56,3 +58,47 @@ def validate_response(op: str, message: Any) -> None:
     _check(_validator("response"), message, f"{op} response")
     if message["ok"]:
         _check(_validator("result", op), message["result"], f"{op} result")
+
+
+def _strict_integer(_checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# Parsed JSON keeps 1.0 a float: a count written with a fraction is not an integer here.
+_extend = cast(Any, validators.extend)  # untyped in the stubs
+_ToolValidator: type[Validator] = _extend(
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer))
+MESSAGE_LIMIT = 200
+
+
+@cache
+def _tool_validator(name: str, part: str) -> Validator:
+    tools = _load("tools.json")
+    if name not in tools["tools"]:
+        raise ProtocolViolation(f"unknown memory tool {name!r}")
+    schema = {**tools, **tools["tools"][name][part]}
+    schema.pop("tools", None)
+    validator: Validator = _ToolValidator(schema)
+    return validator
+
+
+def _check_tool(name: str, part: str, value: Any) -> None:
+    error = next(iter(_tool_validator(name, part).iter_errors(value)), None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        message = " ".join(error.message.splitlines())
+        if len(message) > MESSAGE_LIMIT:
+            message = message[:MESSAGE_LIMIT - 1] + "…"
+        raise ProtocolViolation(f"memory tool {name} {part}: {message} at {where}")
+
+
+def validate_tool_arguments(name: str, value: Any) -> None:
+    """Refuse parsed JSON arguments of memory tool `name` that strict parsing would refuse
+    (tools.json `arguments`)."""
+    _check_tool(name, "arguments", value)
+
+
+def validate_tool_output(name: str, value: Any) -> None:
+    """Refuse an `output` object of memory tool `name` that tools.json does not allow."""
+    _check_tool(name, "output", value)
