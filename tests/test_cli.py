@@ -50,11 +50,23 @@ def test_xdist_gives_the_same_statuses(ref_run: tuple[int, Path, str], tmp_path:
     assert read_report(tmp_path / "r")[0]["config"]["workers"] == 2
 
 
-def test_no_checks_selected_is_a_usage_error(tmp_path: Path) -> None:
-    result = run_cli("run", "-k", "no_such_check_anywhere", "--report-dir", str(tmp_path / "r"),
-                     cwd=tmp_path)
+@pytest.mark.parametrize(("args", "message"), [
+    (["-k", "no_such_check_anywhere"], "no check id matches 'no_such_check_anywhere'"),
+    (["--id", "p1.cand.selct"], "unknown check id 'p1.cand.selct'; did you mean p1.cand.select"),
+])
+def test_selecting_nothing_is_a_usage_error(tmp_path: Path, args: list[str], message: str
+                                            ) -> None:
+    result = run_cli("run", *args, "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
     assert result.returncode == 2
-    assert "no checks selected" in result.stderr
+    assert message in " ".join(result.stderr.split())
+
+
+def test_match_selects_by_check_id_glob(tmp_path: Path) -> None:
+    result = run_cli("run", "-q", "-k", "read.cite.blocks[*citation*]", "--report-dir",
+                     str(tmp_path / "r"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = statuses(tmp_path / "r")
+    assert found and all(k.startswith("read.cite.blocks[") and "citation" in k for k in found)
 
 
 @pytest.mark.parametrize("args", [["--impl", "nonsense"], ["--area", "bogus"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import types
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -79,6 +80,25 @@ def broken_fixture():
 @meta("setup-breaks")
 def test_setup_breaks(broken_fixture):
     pass
+
+@pytest.fixture
+def unmet(impl):
+    got = impl.call("tokens.approx", {"text": "abc"})["tokens"]
+    assert got == 1, "the implementation's answer is not the precondition"
+
+@meta("precondition-unmet")
+def test_precondition_unmet(unmet):
+    pass
+
+@meta("produced-nothing")
+def test_produced_nothing(impl, tmp_path):
+    impl.call("tokens.approx", {"text": "a"})
+    (tmp_path / "codex-home" / "memories" / "raw_memories.md").read_text()
+
+@meta("compared")
+def test_compared(impl):
+    tokens = impl.call("tokens.approx", {"text": "line one\\nline two"})["tokens"]
+    assert f"tokens: {tokens}\\nsecond line" == "tokens: 4\\nsecond line", "wrong count"
 '''
 
 EXPECTATIONS = '''
@@ -97,7 +117,8 @@ EXPECTED = {
     "demo.passes": "pass", "demo.fails": "fail", "demo.known-failure": "xfail",
     "demo.fixed-failure": "xpass", "demo.optional": "unsupported", "demo.must-optional": "fail",
     "demo.adapter-breaks": "error", "demo.check-bug": "error", "demo.hangs": "skip",
-    "demo.setup-breaks": "error",
+    "demo.setup-breaks": "error", "demo.precondition-unmet": "fail",
+    "demo.produced-nothing": "fail", "demo.compared": "fail",
 }
 
 
@@ -118,17 +139,53 @@ def test_every_status_is_reported(demo: pytest.Pytester) -> None:
     assert {k: r["status"] for k, r in records.items()} == EXPECTED
     assert records["demo.must-optional"]["message"].startswith("MUST-level check cannot be")
     assert "kaput" in records["demo.adapter-breaks"]["message"]
-    assert records["demo.known-failure"]["expected"] == "fail"
+    assert records["demo.known-failure"]["expectation"] == {
+        "key": "demo.known-failure", "status": "fail", "reason": "documented bug"}
+    compared = records["demo.compared"]
+    assert compared["sentence"] == "wrong count"
+    assert (compared["expected"], compared["actual"]) == ("tokens: 4\nsecond line",
+                                                          "tokens: 17\nsecond line")
+    assert "-tokens: 4\n+tokens: 17" in compared["diff"]
+    assert records["demo.produced-nothing"]["sentence"] == (
+        "<tmp>/codex-home/memories/raw_memories.md does not exist: the implementation did not "
+        "write it")
+    assert records["demo.precondition-unmet"]["sentence"] == (
+        "the implementation's answer is not the precondition")
+    assert records["demo.check-bug"]["sentence"] == "harness error: KeyError: 'missing'"
+    assert records["demo.fails"]["repro"] == (
+        "memconform run --impl python:fake_impl:factory --id demo.fails")
+    assert records["demo.fails"]["test"] == "test_demo::test_fails"
+    for record in records.values():
+        assert " at 0x" not in record["message"] and "/tmp/" not in record["message"]
     header, footer = lines[0], lines[-1]
     assert header["implementation"]["name"] == "fake"
     assert header["implementation"]["capabilities"] == ["startup", "tokens.approx"]
     assert footer["complete"] and footer["counts"]["error"] == 3
     assert footer["stale_expectations"] == ["demo.known-failure", "demo.fixed-failure",
                                             "demo.hangs"], "demo ids are not in the manifest"
-    assert (demo.path / "out" / "junit.xml").is_file()
     assert (demo.path / "out" / "summary.md").is_file()
+    # one count everywhere: pytest's summary line, the footer and junit.xml
     outcomes = result.parseoutcomes()
-    assert outcomes.get("xfailed") == 1 and outcomes.get("passed") == 1
+    counts = {k: v for k, v in footer["counts"].items() if v}
+    assert {"errors" if k == "error" else k: v for k, v in counts.items()} == outcomes
+    suite = ET.parse(demo.path / "out" / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == (
+        str(len(EXPECTED)), str(counts["fail"] + counts["xpass"]), str(counts["error"]))
+    names = {case.get("name"): case.get("classname") for case in suite.iter("testcase")}
+    assert names == {check_id: "tokens" for check_id in EXPECTED}
+
+
+def test_two_runs_give_identical_records(demo: pytest.Pytester) -> None:
+    def run(out: str) -> list[dict[str, object]]:
+        demo.runpytest("--impl", "python:fake_impl:factory", "--report-dir", out,
+                       "--expectations", "expectations.toml", "-p", "no:cacheprovider")
+        lines = [json.loads(x) for x in (demo.path / out / "report.jsonl").read_text()
+                 .splitlines()]
+        return [{k: v for k, v in r.items() if k != "duration_s"} for r in lines
+                if r["type"] == "check"]
+
+    assert run("first") == run("second")
 
 
 def test_area_filter_deselects(demo: pytest.Pytester) -> None:

@@ -14,9 +14,13 @@ from memconform import report as rep
 
 def record(check_id: str, status: str, area: str = "config", level: str = "MUST"
            ) -> dict[str, Any]:
-    return {"type": "check", "id": check_id, "area": area, "level": level, "rules": ["CFG-01"],
-            "title": "t", "status": status, "message": "assert 1 == 2" if status == "fail" else "",
-            "expected": None, "nodeid": check_id, "duration_s": 0.01}
+    out: dict[str, Any] = {"type": "check", "id": check_id, "area": area, "level": level,
+                           "rules": ["CFG-01"], "title": "t", "status": status, "sentence": "",
+                           "message": "", "test": check_id, "duration_s": 0.01}
+    if status == "fail":
+        out.update(sentence="the clamped value is wrong", expected="4096", actual="0",
+                   repro=f"memconform run --impl ref --id '{check_id}'")
+    return out
 
 
 @pytest.mark.parametrize(("statuses", "stale", "strict", "code"), [

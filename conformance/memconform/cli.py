@@ -10,33 +10,41 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from memconform import report as rep
 from memconform import resources
-from memconform.expectations import Expectations, ExpectationsError, dump, updated
-from memconform.plugin import PROFILES
+from memconform.expectations import NEW_REASON, Expectations, ExpectationsError, updated
 from memconform.registry import AREAS
+from memconform.selection import PROFILES, pattern, unknown_ids
 
 console = Console(stderr=True)
 CODEX_EXPECTATIONS = "expectations/codex-0.144.6.toml"
 IMPL_HELP = "ref (default), python:MODULE:FACTORY, exec:COMMAND, codex[:PATH]"
 
 
-def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...], keyword: str | None,
-                 expectations: Path | None, report_dir: Path, workers: int, smoke: bool,
-                 strict: bool, timeout: float, quiet: bool, profile: str = "local",
+def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...],
+                 matches: tuple[str, ...], expectations: Path | None, report_dir: Path,
+                 workers: int, smoke: bool, strict: bool, timeout: float, quiet: bool,
+                 verbose: bool = False, keep: Path | None = None, profile: str = "local",
                  cloud_db: str = "sqlite") -> list[str]:
     args = [sys.executable, "-m", "pytest", "--pyargs", PROFILES[profile], "-p",
             "no:cacheprovider", "--impl", impl, "--report-dir", str(report_dir),
-            "--adapter-timeout", str(timeout), "-q" if quiet else "-v", "--profile", profile,
-            "--cloud-db", cloud_db]
+            "--adapter-timeout", str(timeout), "--profile", profile, "--cloud-db", cloud_db,
+            "-q", "--no-header", "-rN", "--progress", "dots" if quiet else "lines"]
+    if verbose:
+        args += ["--mc-traceback", "--tb=long"]
+    else:
+        args.append("--tb=no")
+    if keep is not None:
+        args += ["--keep", str(keep)]
     for area in areas:
         args += ["--area", area]
     for check_id in ids:
         args += ["--check-id", check_id]
-    if keyword:
-        args += ["-k", keyword]
+    for match in matches:
+        args += ["--match", match]
     if expectations:
         args += ["--expectations", str(expectations)]
     if workers:
@@ -49,12 +57,12 @@ def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...], keywor
 
 
 def _table(records: list[dict[str, Any]], title: str) -> Table:
-    table = Table(title=title)
+    table = Table(title=escape(title))
     table.add_column("area")
     for status in rep.STATUSES:
         table.add_column(status, justify="right")
     for area, tally in rep.by_area(records).items():
-        table.add_row(area, *(str(tally[s]) for s in rep.STATUSES))
+        table.add_row(escape(area), *(str(tally[s]) for s in rep.STATUSES))
     total = rep.counts(records)
     table.add_row("[bold]all[/bold]", *(f"[bold]{total[s]}[/bold]" for s in rep.STATUSES))
     return table
@@ -66,25 +74,44 @@ def _execute(args: list[str], report_dir: Path, strict: bool) -> int:
         previous.unlink()
     code = subprocess.call(args)
     if code == 5:
-        console.print("[red]memconform: no checks selected[/red] (check --area / -k)")
+        console.print("[red]memconform: no checks selected[/red] (check --area / --id / -k)")
         return rep.EXIT_USAGE
     if code == 4:
         return rep.EXIT_USAGE
     try:
         header, records, footer = rep.load(previous)
     except rep.ReportError as exc:
-        console.print(f"[red]memconform: {exc}[/red] (pytest exit {code})")
+        console.print(f"[red]memconform: {escape(str(exc))}[/red] (pytest exit {code})")
         return rep.EXIT_HARNESS
     impl = header["implementation"]
     console.print(_table(records, f"{impl.get('name', impl['spec'])} "
                                   f"{impl.get('version', '')}".strip()))
     passed, ran = rep.agreement(records)
-    console.print(f"agreement: {passed}/{ran} checks run; report in {report_dir}")
+    console.print(f"agreement: {passed}/{ran} checks run; report in {escape(str(report_dir))}")
+    for line in rep.conformance_lines(records):
+        console.print(f"  {escape(line)}")
     if "handshake_error" in impl:
-        console.print(f"[red]handshake failed:[/red] {impl['handshake_error']}")
+        console.print(f"[red]handshake failed:[/red] {escape(impl['handshake_error'])}")
     for key in footer["stale_expectations"]:
-        console.print(f"[yellow]stale expectation:[/yellow] {key} matches no check")
+        console.print(f"[yellow]stale expectation:[/yellow] {escape(key)} (covers no check, "
+                      "or nothing under it fails)")
     return rep.exit_code(records, footer["stale_expectations"], strict)
+
+
+def _known_ids(profile: str) -> list[tuple[str, str]]:
+    """(id, area) of every check of the profile, from the shipped MANIFEST.json."""
+    manifest = json.loads(resources.doc("MANIFEST.json").read_text(encoding="utf-8"))
+    return [(c["id"], c["area"]) for c in manifest["checks"] if c["profile"] == profile]
+
+
+def _check_selection(profile: str, ids: tuple[str, ...], matches: tuple[str, ...]) -> None:
+    known = [check_id for check_id, _ in _known_ids(profile)]
+    problems = unknown_ids(ids, known)
+    for text in matches:
+        if not any(pattern(text).fullmatch(k) for k in known):
+            problems.append(f"no check id matches {text!r}")
+    if problems:
+        raise click.UsageError("; ".join(problems))
 
 
 @click.group()
@@ -101,6 +128,11 @@ def _run_options(fn: Any) -> Any:
         click.option("--adapter-timeout", type=click.FloatRange(min=0.1), default=120.0,
                      show_default=True, help="Seconds to wait for one protocol response."),
         click.option("-q", "--quiet", is_flag=True, help="One character per check."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Full tracebacks of failing checks (for debugging the harness)."),
+        click.option("--keep", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="Write every check's bundle here, not only the failures' (these "
+                          "always go to REPORT_DIR/bundles)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -113,7 +145,9 @@ def _run_options(fn: Any) -> Any:
               help="Only checks of this area (repeatable).")
 @click.option("--id", "ids", multiple=True,
               help="Only this check id, or all cases of it (repeatable).")
-@click.option("-k", "keyword", default=None, help="pytest -k expression over check names.")
+@click.option("-k", "--match", "matches", multiple=True,
+              help="Only check ids matching this glob (* and ?; brackets are literal) or, "
+                   "without a wildcard, containing this text (repeatable).")
 @click.option("--expectations", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               default=None, help="TOML file of known failures of this implementation.")
 @click.option("--strict-expectations", is_flag=True, help="Stale expectations fail the run.")
@@ -125,41 +159,46 @@ def _run_options(fn: Any) -> Any:
 @click.option("--cloud-db", default="sqlite", show_default=True,
               help="Cloud profile with the bundled service: sqlite, postgresql (a throwaway "
                    "server from the machine's PostgreSQL binaries) or a SQLAlchemy URL.")
-def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool,
-        areas: tuple[str, ...], ids: tuple[str, ...], keyword: str | None,
-        expectations: Path | None, strict_expectations: bool, workers: int, profile: str,
-        cloud_db: str) -> None:
+def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool, verbose: bool,
+        keep: Path | None, areas: tuple[str, ...], ids: tuple[str, ...],
+        matches: tuple[str, ...], expectations: Path | None, strict_expectations: bool,
+        workers: int, profile: str, cloud_db: str) -> None:
     """Run the conformance checks against an implementation."""
+    _check_selection(profile, ids, matches)
     if expectations is None and impl.split(":", 1)[0] == "codex":
         expectations = resources.doc(CODEX_EXPECTATIONS)
-        console.print(f"using the bundled expectations for Codex: {expectations}")
+        console.print(f"using the bundled expectations for Codex: {escape(str(expectations))}")
     if expectations is not None:
         try:
             Expectations.load(expectations)
         except ExpectationsError as exc:
             raise click.UsageError(str(exc)) from exc
-    args = _pytest_args(impl, areas, ids, keyword, expectations, report_dir, workers, False,
-                        strict_expectations, adapter_timeout, quiet, profile, cloud_db)
+    args = _pytest_args(impl, areas, ids, matches, expectations, report_dir, workers, False,
+                        strict_expectations, adapter_timeout, quiet, verbose, keep, profile,
+                        cloud_db)
     sys.exit(_execute(args, report_dir, strict_expectations))
 
 
 @main.command()
 @_run_options
-def smoke(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool) -> None:
+def smoke(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool, verbose: bool,
+          keep: Path | None) -> None:
     """Run the few checks whose failure means the adapter is wired wrong."""
-    args = _pytest_args(impl, (), (), None, None, report_dir, 0, True, False, adapter_timeout,
-                        quiet)
+    args = _pytest_args(impl, (), (), (), None, report_dir, 0, True, False, adapter_timeout,
+                        quiet, verbose, keep)
     sys.exit(_execute(args, report_dir, False))
 
 
 @main.command("list")
 @click.option("--area", "areas", multiple=True, type=click.Choice(sorted(AREAS)))
+@click.option("--rule", "rules", multiple=True, help="Only checks that pin this rule id.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (the MANIFEST.json format).")
-def list_checks(areas: tuple[str, ...], as_json: bool) -> None:
-    """List every check with its area, level, spec rules and title."""
+def list_checks(areas: tuple[str, ...], rules: tuple[str, ...], as_json: bool) -> None:
+    """List every check (each case on its own line) with its area, level, rules and title."""
     from memconform.listing import collect_checks, manifest
 
-    checks = [c for c in collect_checks() if not areas or c["area"] in areas]
+    checks = [c for c in collect_checks() if (not areas or c["area"] in areas)
+              and (not rules or set(rules) & set(c["rules"]))]
     if as_json:
         click.echo(json.dumps(manifest(checks), indent=2))
         return
@@ -167,8 +206,23 @@ def list_checks(areas: tuple[str, ...], as_json: bool) -> None:
     for column in ("id", "area", "level", "rules", "title"):
         table.add_column(column, overflow="fold")
     for c in checks:
-        table.add_row(c["id"], c["area"], c["level"], ",".join(c["rules"]), c["title"])
+        table.add_row(*(escape(x) for x in (c["id"], c["area"], c["level"],
+                                             ",".join(c["rules"]), c["title"])))
     Console().print(table)
+
+
+@main.command()
+@click.argument("target")
+@click.option("--impl", default="ref", show_default=True, help="For the command to run it.")
+def explain(target: str, impl: str) -> None:
+    """Explain a check id (or case) or a SPEC rule id: the rule's text, the checks and cases
+    that pin it, their fixture data and needs, and how to run them."""
+    from memconform.explain import ExplainError, explain_text
+
+    try:
+        click.echo(explain_text(target, impl))
+    except ExplainError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 @main.command()
@@ -187,7 +241,12 @@ def summary(report_file: Path, fmt: str) -> None:
         passed, ran = rep.agreement(records)
         click.echo(json.dumps({"implementation": header["implementation"],
                                "counts": footer["counts"], "by_area": footer["by_area"],
-                               "agreement": {"passed": passed, "run": ran}}, indent=2))
+                               "agreement": {"passed": passed, "run": ran},
+                               "conformance": {area: {level: {"passed": p, "run": r}
+                                                      for level, (p, r) in levels.items()}
+                                               for area, levels in
+                                               rep.conformance(records).items()}},
+                              indent=2))
     else:
         Console().print(_table(records, str(header["implementation"].get("name", ""))))
 
@@ -196,17 +255,21 @@ def summary(report_file: Path, fmt: str) -> None:
 @click.argument("report_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("expectations_file", type=click.Path(dir_okay=False, path_type=Path))
 def update_expectations(report_file: Path, expectations_file: Path) -> None:
-    """Rewrite EXPECTATIONS_FILE so it lists exactly the checks that failed in REPORT_FILE."""
+    """Rewrite EXPECTATIONS_FILE for the checks that ran in REPORT_FILE: fixed entries go,
+    new failures get an entry (reason to write), comments and reasons stay."""
     try:
         _, records, _ = rep.load(report_file)
-        existing = (Expectations.load(expectations_file) if expectations_file.exists()
-                    else Expectations.empty())
+        text = ""
+        if expectations_file.exists():
+            Expectations.load(expectations_file)
+            text = expectations_file.read_text(encoding="utf-8")
+        table = updated(text, records, str(expectations_file))
     except (rep.ReportError, ExpectationsError) as exc:
         raise click.UsageError(str(exc)) from exc
-    table = updated(existing, records)
-    expectations_file.write_text(dump(table), encoding="utf-8")
-    new = sum(1 for v in table.values() if v["reason"].startswith("TODO"))
-    click.echo(f"{expectations_file}: {len(table)} entries ({new} new, need a reason)")
+    expectations_file.write_text(table, encoding="utf-8")
+    entries = Expectations.load(expectations_file).entries
+    new = sum(1 for e in entries if e.reason == NEW_REASON)
+    click.echo(f"{expectations_file}: {len(entries)} entries ({new} new, need a reason)")
 
 
 @main.command()

@@ -1,63 +1,45 @@
-"""The memconform pytest plugin: options, fixtures, check metadata, statuses and reports."""
+"""The memconform pytest plugin: options, selection, statuses, and the records of a run.
+
+Where a check runs (the only process, or an xdist worker) each phase is classified into a
+status with its account (`outcomes.py`) and a failing check's bundle is written; on the
+controller the phases become one record per check, progress lines and the report files.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
+import shlex
+from collections.abc import Generator
 from typing import Any
 
 import pytest
-from _pytest.outcomes import Failed
 
-from memconform import resources
+from memconform import bundles, resources
 from memconform.adapters import Adapter, AdapterError, ImplSpecError, Rejected, Unsupported, resolve
-from memconform.clock import HarnessClock
-from memconform.cloud.client import Cloud
 from memconform.cloud.service import CloudSpecError, db_label
-from memconform.cloud.service import Service as CloudService
-from memconform.cloud.service import start as start_cloud
 from memconform.cloud.service import validate as validate_cloud
 from memconform.expectations import Expectation, Expectations, ExpectationsError
-from memconform.home import CodexHome
-from memconform.mockmodel import MockModel, start_server
-from memconform.registry import AREAS, MARKER, CheckMeta, id_covers, meta_of, stable_id
+from memconform.fixtures import ADAPTERS_KEY, BEFORE_KEY, FACTS_KEY
+from memconform.outcomes import Comparison, Outcome, classify
+from memconform.registry import MARKER, meta_of, stable_id
+from memconform.rendering import Normalizer, normalizer_for
 from memconform.report import Reporter
+from memconform.selection import PROFILES, add_options, pattern, selected, unknown_ids
 
-CHECKS_PACKAGE = "memconform.checks"
-PROFILES = {"local": CHECKS_PACKAGE, "cloud": "memconform.cloud_checks"}
 ID_KEY = pytest.StashKey[str]()
 EXPECT_KEY = pytest.StashKey[Expectation | None]()
-FACTS_KEY = pytest.StashKey[dict[str, Any]]()
+PHASES_KEY = pytest.StashKey[list[str]]()
 _EXPECTATIONS = pytest.StashKey[Expectations]()
 PROP = "memconform:"
-MESSAGE_LIMIT = 4000
-StartupRunner = Callable[..., dict[str, Any]]
+FAILING = ("fail", "error", "xpass")
+LETTERS = {"pass": ".", "fail": "F", "error": "E", "xfail": "x", "xpass": "X",
+           "unsupported": "u", "not-implemented": "n", "skip": "s"}
+_comparisons: list[Comparison] = []
+
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("memconform", "memconform conformance checks")
-    group.addoption("--impl", default="ref",
-                    help="implementation: ref, python:MODULE:FACTORY, exec:COMMAND")
-    group.addoption("--expectations", type=Path, default=None,
-                    help="TOML file of checks this implementation is known to fail")
-    group.addoption("--strict-expectations", action="store_true",
-                    help="stale expectation entries fail the run")
-    group.addoption("--report-dir", type=Path, default=None,
-                    help="write report.jsonl, junit.xml and summary.md here")
-    group.addoption("--area", action="append", default=[], choices=sorted(AREAS),
-                    help="run only checks of this area (repeatable)")
-    group.addoption("--smoke-checks", action="store_true", help="run only the smoke checks")
-    group.addoption("--check-id", dest="check_ids", action="append", default=[],
-                    help="run only this check id, or every case of it (repeatable)")
-    group.addoption("--adapter-timeout", type=float, default=120.0,
-                    help="seconds to wait for any one protocol response")
-    group.addoption("--impl-seed", type=int, default=0, help="seed sent to the implementation")
-    group.addoption("--profile", default="local", choices=sorted(PROFILES),
-                    help="local: a Codex-style pipeline over the adapter protocol; cloud: a "
-                         "control-plane service over HTTP")
-    group.addoption("--cloud-db", default="sqlite",
-                    help="cloud profile, bundled service: sqlite, postgresql or a SQLAlchemy URL")
+    add_options(parser)
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -70,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
             _is_worker(config) or config.getoption("numprocesses", default=None)):
         raise pytest.UsageError("--snapshot-update cannot run under xdist (-n); "
                                 "update snapshots in a serial run")
+    config.pluginmanager.import_plugin("memconform.fixtures")
     _codex_homes_outside_tmp(config)
     if config.getoption("--profile") == "cloud":
         try:
@@ -84,17 +67,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_EXPECTATIONS] = expectations
     report_dir = config.getoption("--report-dir")
     if report_dir is not None and not _is_worker(config):
-        if not config.option.xmlpath:
-            config.option.xmlpath = str(report_dir / "junit.xml")
         reporter = Reporter(report_dir, {
             "impl": config.getoption("--impl"), "expectations": str(path) if path else None,
             "profile": config.getoption("--profile"),
             "areas": config.getoption("--area"), "check_ids": config.getoption("check_ids"),
-            "keyword": config.getoption("keyword") or None,
+            "match": config.getoption("match"), "keyword": config.getoption("keyword") or None,
             "smoke": config.getoption("--smoke-checks"), "seed": config.getoption("--impl-seed"),
             "adapter_timeout_s": config.getoption("--adapter-timeout"),
             "workers": config.getoption("numprocesses", default=None)})
-        config.pluginmanager.register(_ReportPlugin(config, reporter, expectations),
+        config.pluginmanager.register(_Recorder(config, reporter, expectations),
                                       "memconform-report")
 
 
@@ -113,6 +94,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     areas = set(config.getoption("--area"))
     smoke = config.getoption("--smoke-checks")
     wanted = config.getoption("check_ids")
+    matches = [pattern(m) for m in config.getoption("match")]
     seen: dict[str, str] = {}
     keep, drop = [], []
     for item in items:
@@ -129,209 +111,173 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                     f"{item.nodeid}")
         seen[check_id] = item.nodeid
         item.stash[ID_KEY] = check_id
-        expectation = expectations.lookup(check_id)
+        expectation = expectations.lookup(check_id, meta.area)
         item.stash[EXPECT_KEY] = expectation
         if expectation is not None and expectation.status == "skip":
             item.add_marker(pytest.mark.skip(reason=f"expectations: {expectation.reason}"))
-        if ((areas and meta.area not in areas) or (smoke and not meta.smoke)
-                or (wanted and not any(id_covers(w, check_id) for w in wanted))):
-            drop.append(item)
-        else:
+        if selected(check_id, meta.area, meta.smoke, areas=areas, smoke_only=smoke,
+                    wanted=wanted, matches=matches):
             keep.append(item)
+        else:
+            drop.append(item)
+    if wanted and seen and not _is_worker(config):
+        problems = unknown_ids(wanted, seen)
+        if problems:
+            raise pytest.UsageError("; ".join(problems))
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
 
 
-# -- fixtures -------------------------------------------------------------------------------
+# -- where a check runs -----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def impl(pytestconfig: pytest.Config) -> Iterator[Adapter]:
-    """The implementation under test, started once per test process."""
-    try:
-        adapter = resolve(pytestconfig.getoption("--impl"),
-                          timeout_s=pytestconfig.getoption("--adapter-timeout"))
-    except ImplSpecError as exc:
-        raise pytest.UsageError(str(exc)) from exc
-    adapter.seed = pytestconfig.getoption("--impl-seed")
-    yield adapter
-    adapter.close()
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any, right: Any) -> None:
+    """Remember the comparison of a failing `assert`: its record shows expected and actual."""
+    _comparisons.append(Comparison(op, left, right))
+    del _comparisons[:-1]
 
 
-@pytest.fixture(autouse=True)
-def _memconform_needs(request: pytest.FixtureRequest) -> None:
-    meta = meta_of(request.node)
-    if meta is not None and meta.needs:
-        adapter: Adapter = request.getfixturevalue("impl")
-        for capability in meta.needs:
-            adapter.require(capability)
+def _expected(result: Outcome, expectation: Expectation | None, check_id: str) -> None:
+    """Apply the expectations file: a known failure is xfail; a strict entry that passes is
+    xpass; a group entry ("these may fail") lets a pass stand."""
+    if expectation is None or expectation.status != "fail":
+        return
+    if result.status == "fail":
+        result.status = "xfail"
+    elif result.status == "pass" and expectation.strict_for(check_id):
+        result.status = "xpass"
+        result.sentence = f"expected to fail ({expectation.reason}) but passed"
 
 
-@pytest.fixture(scope="session")
-def cloud_service(pytestconfig: pytest.Config) -> Iterator[CloudService]:
-    """The cloud service under test, started once per test process."""
-    try:
-        service = start_cloud(pytestconfig.getoption("--impl"),
-                              pytestconfig.getoption("--cloud-db"))
-    except CloudSpecError as exc:
-        raise pytest.UsageError(str(exc)) from exc
-    yield service
-    service.stop()
+def _tally(item: pytest.Item, when: str, status: str) -> tuple[str, str | None]:
+    """The category this phase counts under ('' for none) and the one it replaces."""
+    seen = item.stash.setdefault(PHASES_KEY, [])
+    seen.append(status)
+    if when == "setup":
+        return ("" if status == "pass" else status), None
+    if when == "call":
+        return status, None
+    counted = seen[-2] if len(seen) > 1 else "pass"
+    if status in ("fail", "error") and counted in ("pass", "xfail"):
+        return "error", counted
+    return "", None
 
 
-@pytest.fixture
-def cloud(cloud_service: CloudService) -> Iterator[Cloud]:
-    """A client of the cloud service, emptied for this check."""
-    cloud_service.check_alive()
-    client = Cloud(cloud_service.base_url, cloud_service.token)
-    client.reset()
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def facts(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """Measurements a check reports (case counts, sizes); they land in its report record."""
-    found: dict[str, Any] = {}
-    request.node.stash[FACTS_KEY] = found
-    return found
-
-
-@pytest.fixture
-def clock(impl: Adapter) -> HarnessClock:
-    return HarnessClock(injected=impl.supports("clock.inject"))
-
-
-@pytest.fixture(scope="session")
-def _model_server() -> Iterator[Any]:
-    server = start_server()
-    yield server
-    server.clear()
-    server.stop()
-
-
-@pytest.fixture
-def model(_model_server: Any) -> Iterator[MockModel]:
-    """The mock Responses API, with an empty script and log for this check."""
-    _model_server.clear()
-    mock = MockModel(_model_server)
-    yield mock
-    mock.reset()
-
-
-@pytest.fixture
-def home(tmp_path: Path, clock: HarnessClock, model: MockModel,
-         pytestconfig: pytest.Config) -> CodexHome:
-    """An empty Codex home whose config points at the mock model."""
-    built = CodexHome(tmp_path / "codex-home", now_ms=clock.now_ms,
-                      model_base_url=model.base_url, seed=pytestconfig.getoption("--impl-seed"))
-    built.write_config()
-    return built
-
-
-def startup_args(target: CodexHome, clock: HarnessClock, *, seed: int, source: str = "cli",
-                 ephemeral: bool = False, subagent: bool = False,
-                 resume_thread_id: str | None = None, timeout_s: float = 60.0
-                 ) -> dict[str, Any]:
-    """The `startup` request for one session on `target`."""
-    return {"home": str(target.path), "now_ms": clock.request_now(), "seed": seed,
-            "session": {"source": source, "ephemeral": ephemeral, "subagent": subagent,
-                        "resume_thread_id": resume_thread_id},
-            "env": target.env, "timeout_s": timeout_s}
-
-
-@pytest.fixture
-def run_startup(impl: Adapter, clock: HarnessClock, pytestconfig: pytest.Config
-                ) -> StartupRunner:
-    """Run one startup of the implementation on a home: `run_startup(home, ephemeral=True)`."""
-
-    def run(target: CodexHome, **session: Any) -> dict[str, Any]:
-        args = startup_args(target, clock, seed=pytestconfig.getoption("--impl-seed"), **session)
-        result: dict[str, Any] = impl.call("startup", args, timeout_s=args["timeout_s"] + 30)
-        return result
-
-    return run
-
-
-@pytest.fixture
-def impl_pool(pytestconfig: pytest.Config) -> Iterator[Callable[[int], list[Adapter]]]:
-    """Extra, independent connections to the implementation (separate processes for exec:),
-    for checks that race several sessions on one home."""
-    made: list[Adapter] = []
-
-    def make(count: int) -> list[Adapter]:
-        fresh = [resolve(pytestconfig.getoption("--impl"),
-                         timeout_s=pytestconfig.getoption("--adapter-timeout"))
-                 for _ in range(count)]
-        made.extend(fresh)
-        return fresh
-
-    yield make
-    for adapter in made:
-        adapter.close()
-
-
-# -- statuses -------------------------------------------------------------------------------
-
-
-def _classify(report: pytest.TestReport, call: pytest.CallInfo[None], meta: CheckMeta
-              ) -> tuple[str, str]:
-    exc = call.excinfo.value if call.excinfo is not None else None
-    text = report.longreprtext[:MESSAGE_LIMIT] if report.longrepr else ""
-    if report.passed:
-        return "pass", ""
-    if report.skipped:
-        if isinstance(exc, Unsupported):
-            if meta.level == "MUST":
-                return "fail", f"MUST-level check cannot be unsupported: {exc.msg!s}"
-            return "unsupported", str(exc.msg)
-        return "skip", str(getattr(exc, "msg", text))
-    if isinstance(exc, AdapterError):
-        tail = f"\n--- implementation stderr ---\n{exc.stderr[-1500:]}" if exc.stderr else ""
-        return "error", f"adapter {exc}{tail}"
-    if isinstance(exc, Failed) and str(exc).startswith("Timeout"):
-        return "error", f"timeout: {exc}"
-    if report.when != "call":
-        return "error", text
-    if isinstance(exc, AssertionError | Rejected | Failed):
-        return "fail", text
-    return "error", text
-
-
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
-                              ) -> Iterator[None]:
-    outcome = yield
-    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     meta = meta_of(item)
     if meta is None or ID_KEY not in item.stash:
-        return
-    status, message = _classify(report, call, meta)
+        return report
+    comparison = _comparisons.pop() if _comparisons else None
+    normalize = normalizer_for(item)
+    full = bool(item.config.getoption("--mc-traceback"))
+    result = classify(report.when, call.excinfo, meta.level, comparison, normalize,
+                      full_traceback=full)
+    check_id = item.stash[ID_KEY]
     expectation = item.stash.get(EXPECT_KEY, None)
-    expected = expectation.status if expectation is not None else None
-    if report.when == "call" and expected == "fail":
-        if status == "fail":
-            status = "xfail"
-            report.outcome = "skipped"
-            report.wasxfail = f"expectations: {expectation.reason}"  # type: ignore[union-attr]
-        elif status == "pass":
-            status = "xpass"
-            report.outcome = "failed"
-            message = f"expected to fail ({expectation.reason}) but passed"  # type: ignore[union-attr]
-            report.longrepr = f"[XPASS] {item.stash[ID_KEY]}: {message}"
-    if status == "fail" and report.outcome == "skipped":
+    if report.when == "call" or (report.when == "setup" and result.status != "pass"):
+        _expected(result, expectation, check_id)
+    _to_pytest(report, result, expectation, check_id, full)
+    tally, replaces = _tally(item, report.when, result.status)
+    phase: dict[str, Any] = {
+        "id": check_id, "area": meta.area, "level": meta.level, "rules": list(meta.rules),
+        "title": meta.title, **result.fields(), "message": result.message(),
+        "test": _test_name(item), "tally": tally, "replaces": replaces,
+        "facts": item.stash.get(FACTS_KEY, {})}
+    if expectation is not None:
+        phase["expectation"] = {"key": expectation.key, "status": expectation.status,
+                                "reason": expectation.reason}
+    final = report.when == "call" or (report.when == "setup" and result.status != "pass")
+    if final:
+        phase["bundle"] = _bundle(item, phase, normalize)
+    report.user_properties.append((PROP + report.when, json.dumps(phase)))
+    return report
+
+
+def _to_pytest(report: pytest.TestReport, result: Outcome, expectation: Expectation | None,
+               check_id: str, full: bool) -> None:
+    """Make pytest's own outcome agree with the status (its exit code and summary follow)."""
+    if result.status == "pass":
+        report.outcome = "passed"
+    elif result.status == "xfail":
+        report.outcome = "skipped"
+        report.wasxfail = f"expectations: {expectation.reason if expectation else ''}"
+    elif result.status in FAILING:
         report.outcome = "failed"
-        report.longrepr = message
-    report.user_properties.append((PROP + report.when, json.dumps({
-        "id": item.stash[ID_KEY], "area": meta.area, "level": meta.level,
-        "rules": list(meta.rules), "title": meta.title, "status": status,
-        "message": message, "expected": expected,
-        "facts": item.stash.get(FACTS_KEY, {})})))
+        if not full or report.longrepr is None:
+            report.longrepr = f"{check_id}: {result.message()}"
+    elif report.outcome != "skipped":
+        report.outcome = "skipped"
+        report.longrepr = ("", -1, result.sentence)
 
 
-class _ReportPlugin:
-    """Lives on the controller: turns per-phase reports into one record per check."""
+def _test_name(item: pytest.Item) -> str:
+    """The check's pytest function, named by module (independent of the install path)."""
+    module = getattr(getattr(item, "module", None), "__name__", "")
+    return f"{module}::{item.name}" if module else item.name
+
+
+def _bundle(item: pytest.Item, phase: dict[str, Any], normalize: Normalizer) -> str | None:
+    config = item.config
+    keep = config.getoption("--keep")
+    report_dir = config.getoption("--report-dir")
+    if phase["status"] in FAILING and report_dir is not None:
+        out = report_dir / "bundles"
+    elif keep is not None:
+        out = keep
+    else:
+        return None
+    adapters: list[Adapter] = item.stash.get(ADAPTERS_KEY, [])
+    transcript = [entry for adapter in adapters for entry in (adapter.transcript or [])]
+    funcargs = getattr(item, "funcargs", {})
+    home = funcargs.get("home")
+    target = bundles.write(out, phase, transcript=transcript, model=funcargs.get("model"),
+                           home=getattr(home, "path", None),
+                           before=item.stash.get(BEFORE_KEY, None), normalize=normalize)
+    if report_dir is not None and target.is_relative_to(report_dir):
+        return target.relative_to(report_dir).as_posix()
+    return normalize(str(target))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
+                             ) -> tuple[str, str, str] | None:
+    data = _phase(report)
+    if data is None:
+        return None
+    category = data["tally"]
+    if not category:
+        return "", "", ""
+    if config.getoption("--progress") == "lines":
+        return category, "", ""
+    return category, LETTERS[category], category.upper()
+
+
+def _phase(report: pytest.TestReport) -> dict[str, Any] | None:
+    raw = dict(getattr(report, "user_properties", ())).get(PROP + str(report.when))
+    return None if raw is None else dict(json.loads(str(raw)))
+
+
+# -- on the controller -------------------------------------------------------------------------
+
+
+def repro(config: pytest.Config, check_id: str) -> str:
+    """The command that runs this one check again, the same way."""
+    parts = ["memconform", "run", "--impl", config.getoption("--impl")]
+    if config.getoption("--profile") != "local":
+        parts += ["--profile", config.getoption("--profile")]
+        if config.getoption("--cloud-db") != "sqlite":
+            parts += ["--cloud-db", config.getoption("--cloud-db")]
+    if config.getoption("--impl-seed"):
+        parts += ["--impl-seed", str(config.getoption("--impl-seed"))]
+    return shlex.join([*parts, "--id", check_id])
+
+
+class _Recorder:
+    """Turns per-phase reports into one record per check, prints progress, writes reports."""
 
     def __init__(self, config: pytest.Config, reporter: Reporter,
                  expectations: Expectations) -> None:
@@ -339,6 +285,7 @@ class _ReportPlugin:
         self.reporter = reporter
         self.expectations = expectations
         self.phases: dict[str, dict[str, Any]] = {}
+        self.total = 0
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.config.getoption("collectonly"):
@@ -362,35 +309,90 @@ class _ReportPlugin:
             name=handshake.name, version=handshake.version,
             protocol_version=handshake.protocol_version,
             capabilities=sorted(handshake.capabilities),
+            scope=None if handshake.scope is None else sorted(handshake.scope),
             details=handshake.raw["implementation"])
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.total = len(session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.total = len(ids)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        data = dict(report.user_properties).get(PROP + report.when)
-        if data is None:
+        phase = _phase(report)
+        if phase is None:
             return
-        phase = json.loads(str(data))
         phase["duration"] = report.duration
+        if phase.get("replaces"):
+            self._uncount(report.nodeid, phase["replaces"])
         entry = self.phases.setdefault(report.nodeid, {})
         entry[report.when] = phase
         if report.when == "teardown":
-            self.reporter.add(_record(report.nodeid, entry))
+            record = _record(entry)
+            record["repro"] = repro(self.config, record["id"])
+            self.reporter.add(record)
+            self._progress(record)
+
+    def _uncount(self, nodeid: str, category: str) -> None:
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        reports = getattr(terminal, "stats", {}).get(category, [])
+        for counted in reports:
+            if getattr(counted, "nodeid", None) == nodeid and counted.when != "teardown":
+                reports.remove(counted)
+                break
+
+    def _progress(self, record: dict[str, Any]) -> None:
+        if self.config.getoption("--progress") != "lines":
+            return
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is None:
+            return
+        done = len(self.reporter.records)
+        width = len(str(self.total or done))
+        status = record["status"]
+        line = f"[{done:>{width}}/{self.total or '?'}] {status:<15} {record['id']}"
+        if status in FAILING:
+            terminal.write_line(f"{line}\n    {record['sentence']}\n    repro: "
+                                f"{record['repro']}", red=True)
+        else:
+            terminal.write_line(line)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        bad = [r for r in self.reporter.records if r["status"] in FAILING]
+        if bad:
+            terminalreporter.section("memconform: failures", sep="=")
+            for record in sorted(bad, key=lambda r: r["id"]):
+                terminalreporter.write_line(f"{record['status'].upper()} {record['id']}")
+                for line in record["message"].splitlines():
+                    terminalreporter.write_line(f"    {line}")
+                terminalreporter.write_line(f"    repro: {record['repro']}")
+                if record.get("bundle"):
+                    terminalreporter.write_line(f"    bundle: {record['bundle']}")
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         manifest = json.loads(resources.doc("MANIFEST.json").read_text(encoding="utf-8"))
-        self.reporter.stale = self.expectations.stale([c["id"] for c in manifest["checks"]])
+        self.reporter.stale = self.expectations.stale(
+            [(c["id"], c["area"]) for c in manifest["checks"]], self.reporter.records)
         self.reporter.write()
 
 
-def _record(nodeid: str, phases: dict[str, Any]) -> dict[str, Any]:
+def _record(phases: dict[str, Any]) -> dict[str, Any]:
     setup, call, teardown = phases["setup"], phases.get("call"), phases.get("teardown")
     final: dict[str, Any] = call if call is not None and setup["status"] == "pass" else setup
-    if teardown and teardown["status"] == "error" and final["status"] in ("pass", "xfail"):
-        final = {**final, "status": "error", "message": teardown["message"]}
+    if teardown and teardown["tally"] == "error":
+        final = {**final, **{k: v for k, v in teardown.items()
+                             if k in ("sentence", "expected", "actual", "diff", "where",
+                                      "message")}, "status": "error"}
     record = {key: final[key] for key in ("id", "area", "level", "rules", "title", "status",
-                                          "message", "expected")}
+                                          "sentence", "message")}
+    for key in ("expected", "actual", "diff", "where", "stderr", "traceback", "expectation",
+                "bundle"):
+        if final.get(key) is not None:
+            record[key] = final[key]
     if final.get("facts"):
         record["facts"] = final["facts"]
-    record["nodeid"] = nodeid
+    record["test"] = final["test"]
     record["duration_s"] = round(sum(p["duration"] for p in phases.values()), 4)
     record["type"] = "check"
     return record

@@ -1,4 +1,5 @@
-"""Run reports: `report.jsonl` (header, one record per check, footer) and `summary.md`."""
+"""Run reports: `report.jsonl` (header, one record per check, footer), `junit.xml` and
+`summary.md`, all from the same records so that every file gives the same counts."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from memconform import PROTOCOL_VERSION, __version__
+from memconform import PROTOCOL_VERSION, __version__, junit
 
-STATUSES = ("pass", "fail", "error", "xfail", "xpass", "unsupported", "skip")
+STATUSES = ("pass", "fail", "error", "xfail", "xpass", "unsupported", "not-implemented",
+            "skip")
+NOT_RUN = ("unsupported", "not-implemented", "skip")
+LEVELS = ("MUST", "SHOULD", "MAY")
 EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE, EXIT_HARNESS = 0, 1, 2, 3
 
 
@@ -56,6 +60,8 @@ class Reporter:
         tmp = path.with_suffix(".jsonl.tmp")
         tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         tmp.replace(path)
+        junit.write(self.out_dir / "junit.xml", "memconform", records,
+                    time.time() - self.started)
         (self.out_dir / "summary.md").write_text(markdown(self.header(), records, self.stale),
                                                  encoding="utf-8")
         return path
@@ -105,9 +111,33 @@ def exit_code(records: list[dict[str, Any]], stale: list[str], strict: bool) -> 
 
 
 def agreement(records: list[dict[str, Any]]) -> tuple[int, int]:
-    """(passed, run): checks that ran to a verdict, i.e. not unsupported or skipped."""
-    ran = [r for r in records if r["status"] not in ("unsupported", "skip")]
+    """(passed, run): checks that ran to a verdict (not unsupported, not-implemented or
+    skipped)."""
+    ran = [r for r in records if r["status"] not in NOT_RUN]
     return sum(r["status"] == "pass" for r in ran), len(ran)
+
+
+def conformance(records: list[dict[str, Any]]) -> dict[str, dict[str, tuple[int, int]]]:
+    """Per area, per level: (passed, run); areas with nothing run are left out."""
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for area, rs in group(records, "area").items():
+        levels = {level: agreement([r for r in rs if r["level"] == level]) for level in LEVELS}
+        levels = {level: pr for level, pr in levels.items() if pr[1]}
+        if levels:
+            out[area] = levels
+    return out
+
+
+def conformance_lines(records: list[dict[str, Any]]) -> list[str]:
+    """`read: MUST 204/204, SHOULD 90/91` per area; then the areas not implemented."""
+    figures = conformance(records)
+    lines = [f"{area}: " + ", ".join(f"{level} {p}/{r}" for level, (p, r) in levels.items())
+             for area, levels in figures.items()]
+    absent = sorted({r["area"] for r in records if r["status"] == "not-implemented"}
+                    - set(figures))
+    if absent:
+        lines.append("not implemented: " + ", ".join(absent))
+    return lines
 
 
 def markdown(header: dict[str, Any], records: list[dict[str, Any]], stale: list[str]) -> str:
@@ -116,9 +146,11 @@ def markdown(header: dict[str, Any], records: list[dict[str, Any]], stale: list[
     passed, ran = agreement(records)
     lines = [f"# memconform {header['suite_version']} — {name}", "",
              f"Protocol v{header['protocol_version']}; {len(records)} checks; "
-             f"agreement {passed}/{ran} checks run.", "",
-             "| area | " + " | ".join(STATUSES) + " | total | passed / run |",
-             "|---|" + "---:|" * (len(STATUSES) + 2)]
+             f"agreement {passed}/{ran} checks run.", ""]
+    if impl.get("scope") is not None:
+        lines += [f"Declared scope: {', '.join(impl['scope']) or 'nothing'}.", ""]
+    lines += ["| area | " + " | ".join(STATUSES) + " | total | passed / run |",
+              "|---|" + "---:|" * (len(STATUSES) + 2)]
     areas = group(records, "area")
     for area, tally in by_area(records).items():
         p, r = agreement(areas[area])
@@ -129,17 +161,23 @@ def markdown(header: dict[str, Any], records: list[dict[str, Any]], stale: list[
                  + f" | {len(records)} | {passed}/{ran} |")
     by_level = group(records, "level")
     lines += ["", "| level | passed / run |", "|---|---:|"]
-    for level in ("MUST", "SHOULD", "MAY"):
+    for level in LEVELS:
         if by_level.get(level):
             p, r = agreement(by_level[level])
             lines.append(f"| {level} | {p}/{r} |")
+    lines += ["", "## Conformance by area", ""] + [f"- {x}" for x in conformance_lines(records)]
     bad = [r for r in records if r["status"] in ("fail", "error", "xpass")]
     if bad:
         lines += ["", "## Unexpected results", ""]
         for record in bad:
-            first = (record.get("message") or "").strip().splitlines()
             lines.append(f"- `{record['id']}` **{record['status']}**: "
-                         f"{first[0][:200] if first else ''}")
+                         f"{record.get('sentence') or ''}")
+            for label in ("expected", "actual"):
+                if record.get(label) is not None:
+                    value = record[label].split("\n", 1)[0][:200]
+                    lines.append(f"  - {label}: `{value}`")
+            if record.get("repro"):
+                lines.append(f"  - repro: `{record['repro']}`")
     if stale:
         lines += ["", "## Stale expectations", ""] + [f"- `{key}`" for key in stale]
     return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ class Rule:
     title: str
     level: str
     evidence: str
+    text: str = ""
 
 
 def load_rules(path: Path | None = None) -> dict[str, Rule]:
@@ -41,5 +42,14 @@ def load_rules(path: Path | None = None) -> dict[str, Rule]:
                             "`Level: … · Evidence: …` line")
         if rule_id in rules:
             raise SpecError(f"{source}:{number + 1}: rule {rule_id} defined twice")
-        rules[rule_id] = Rule(rule_id, title, level.group(1), level.group(2))
+        rules[rule_id] = Rule(rule_id, title, level.group(1), level.group(2),
+                              _prose(lines, number + 2))
     return rules
+
+
+def _prose(lines: list[str], start: int) -> str:
+    """The rule's text: the lines after its `Level:` line, up to the next heading."""
+    end = start
+    while end < len(lines) and not lines[end].startswith("#"):
+        end += 1
+    return "\n".join(lines[start:end]).strip()

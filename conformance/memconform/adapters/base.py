@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,7 @@ class Handshake:
     protocol_version: int
     capabilities: frozenset[str]
     raw: dict[str, Any]
+    scope: frozenset[str] | None = None
 
 
 class Adapter:
@@ -78,6 +80,8 @@ class Adapter:
         self._seq = 0
         self._handshake: Handshake | None = None
         self._broken = False
+        self.transcript: list[dict[str, Any]] | None = None
+        self.before_call: Callable[[str, dict[str, Any]], None] | None = None
 
     @property
     def handshake(self) -> Handshake:
@@ -110,23 +114,34 @@ class Adapter:
             raise AdapterError("protocol", f"implementation chose protocol "
                                            f"{result['protocol_version']}, harness speaks 1")
         impl = result["implementation"]
+        scope = result.get("scope")
         return Handshake(name=impl["name"], version=impl["version"],
                          protocol_version=result["protocol_version"],
-                         capabilities=frozenset(result["capabilities"]), raw=result)
+                         capabilities=frozenset(result["capabilities"]), raw=result,
+                         scope=None if scope is None else frozenset(scope))
 
     def call(self, op: str, args: dict[str, Any], *, timeout_s: float | None = None) -> Any:
         self.handshake  # noqa: B018 - starts (or restarts) the implementation
+        if self.before_call is not None:
+            self.before_call(op, args)
         return self._request(op, args, timeout_s=timeout_s or self.timeout_s)
 
     def _request(self, op: str, args: dict[str, Any], *, timeout_s: float) -> Any:
         self._seq += 1
         message = {"seq": self._seq, "op": op, "args": args}
         validate_request(message)
+        line = json.dumps(message)
+        if self.transcript is not None:
+            self.transcript.append({"request": message})
         try:
-            reply_line = self.transport.exchange(json.dumps(message), timeout_s)
-        except AdapterError:
+            reply_line = self.transport.exchange(line, timeout_s)
+        except AdapterError as exc:
             self._broken = True
+            if self.transcript is not None:
+                self.transcript.append({"broken": str(exc)})
             raise
+        if self.transcript is not None:
+            self.transcript.append({"response": reply_line})
         try:
             reply = json.loads(reply_line)
         except json.JSONDecodeError as exc:

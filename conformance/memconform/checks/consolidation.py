@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, Reply, custom_tool_call, has_tool_output, message
-from memconform.plugin import StartupRunner
 
 DAY_S = 86_400
 GLOBAL = "memory_consolidate_global"

@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from memconform.adapters import Adapter
 from memconform.clock import HarnessClock
+from memconform.fixtures import startup_args
 from memconform.home import CodexHome
-from memconform.plugin import startup_args
 
 
 def race(home: CodexHome, clock: HarnessClock, adapters: list[Adapter], seed: int) -> None:

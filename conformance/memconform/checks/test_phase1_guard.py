@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from memconform.checks.stage1 import VALID_OUTPUT, configure, job, requests_for
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 

@@ -16,9 +16,9 @@ from memconform.checks.stage1 import (
     user_text,
 )
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome, Thread
 from memconform.mockmodel import MockModel, Recorded, json_output
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json
 from memconform.rollout import message

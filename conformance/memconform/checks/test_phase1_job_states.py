@@ -9,9 +9,9 @@ import pytest
 
 from memconform.checks.stage1 import VALID_OUTPUT, configure, job, requests_for
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output, message
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json
 

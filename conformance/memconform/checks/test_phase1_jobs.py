@@ -16,6 +16,7 @@ from memconform.checks.stage1 import (
     requests_for,
 )
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome, Thread
 from memconform.mockmodel import (
     MockModel,
@@ -28,7 +29,6 @@ from memconform.mockmodel import (
     message,
     stalled,
 )
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json
 

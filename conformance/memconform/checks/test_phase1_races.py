@@ -8,9 +8,9 @@ from memconform.adapters import Adapter
 from memconform.checks.racing import race
 from memconform.checks.stage1 import VALID_OUTPUT, configure, job, output, requests_for
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 SESSIONS = 4

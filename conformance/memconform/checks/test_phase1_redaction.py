@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from memconform.checks.consolidation import GLOBAL, agent_finishes
 from memconform.checks.stage1 import configure, output, requests_for, user_text
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json
 

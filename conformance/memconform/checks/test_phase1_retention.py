@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memconform.checks.stage1 import configure, job
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 DAY_S = 86_400

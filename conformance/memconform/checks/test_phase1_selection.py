@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from memconform.checks.stage1 import MINUTE_MS, VALID_OUTPUT, configure, job, requests_for
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome, Thread
 from memconform.mockmodel import MockModel, json_output
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json
 

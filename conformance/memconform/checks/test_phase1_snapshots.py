@@ -12,9 +12,9 @@ from syrupy.assertion import SnapshotAssertion
 
 from memconform.checks.stage1 import VALID_OUTPUT, WALL_TOLERANCE_S, configure, requests_for
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 TIME_COLUMNS = ("started_at", "finished_at", "lease_until", "retry_at", "generated_at",

@@ -25,9 +25,9 @@ from memconform.checks.consolidation import (
     status,
 )
 from memconform.checks.stage1 import VALID_OUTPUT
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, Recorded, json_output
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 MARKER_RAW = "- marker raw memory 7f3a"

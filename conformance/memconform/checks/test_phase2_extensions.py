@@ -18,9 +18,9 @@ from memconform.checks.consolidation import (
     succeed_once,
 )
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json
 

@@ -18,9 +18,9 @@ from memconform.checks.consolidation import (
     seed_memory,
     summary_files,
 )
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json
 from memconform.snapshots import tree

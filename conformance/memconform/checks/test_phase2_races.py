@@ -23,9 +23,9 @@ from memconform.checks.consolidation import (
 )
 from memconform.checks.racing import race
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, custom_tool_call, message
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 SESSIONS = 4

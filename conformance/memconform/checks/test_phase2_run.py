@@ -26,6 +26,7 @@ from memconform.checks.consolidation import (
 )
 from memconform.checks.stage1 import VALID_OUTPUT, assert_now
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import (
     MockModel,
@@ -37,7 +38,6 @@ from memconform.mockmodel import (
     json_output,
     message,
 )
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 GLOBAL = "memory_consolidate_global"

@@ -37,9 +37,9 @@ from memconform.checks.consolidation import (
 )
 from memconform.checks.stage1 import WALL_TOLERANCE_S
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, http_error, message
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.snapshots import Masker
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from memconform import PROTOCOL_VERSION
 from memconform.adapters import Adapter
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.plugin import StartupRunner
 from memconform.protocol import capabilities
 from memconform.registry import check
 

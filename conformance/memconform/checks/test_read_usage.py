@@ -11,9 +11,9 @@ from memconform.adapters import Adapter
 from memconform.checks.consolidation import agent_finishes, configure, raw_threads, seed_memory
 from memconform.checks.stage1 import assert_now
 from memconform.clock import HarnessClock
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import fixture_json
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 
 PIPELINE_KINDS = ("stage1", "consolidation")

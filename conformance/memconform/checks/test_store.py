@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.plugin import StartupRunner
 from memconform.registry import check
 from memconform.resources import codex_schema_statements
 

@@ -1,0 +1,107 @@
+"""A failing check's bundle: everything needed to study it without rerunning the harness.
+
+`<dir>/<check id>/` holds `check.json` (the record and the text of its rules),
+`transcript.jsonl` (every protocol request and response), `model.json` (the requests the mock
+model received and the replies it was scripted with), `home-before.txt` and `home-after.txt`
+(the Codex home's tree with sizes and SHA-256, then a SQL dump of each SQLite file), and
+`memories/` (the memory root as the implementation left it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from memconform.rendering import Normalizer, plain
+from memconform.spec import load_rules
+
+HASH_LIMIT = 16 * 1024 * 1024
+_UNSAFE = re.compile(r"[^A-Za-z0-9._\-\[\]=+,@]")
+
+
+def directory_name(check_id: str) -> str:
+    """A file name for a check id (every character outside a safe set becomes `_`)."""
+    return _UNSAFE.sub("_", check_id)[:200]
+
+
+def describe_home(root: Path, normalize: Normalizer) -> str:
+    """The tree under `root` (type, size, SHA-256) and a SQL dump of each SQLite file."""
+    if not root.exists():
+        return f"{normalize(str(root))}: does not exist\n"
+    lines, dumps = [], []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            lines.append(f"link {rel} -> {normalize(str(path.readlink()))}")
+        elif path.is_dir():
+            lines.append(f"dir  {rel}/")
+        elif path.is_file():
+            size = path.stat().st_size
+            digest = (hashlib.sha256(path.read_bytes()).hexdigest() if size <= HASH_LIMIT
+                      else "(not hashed)")
+            lines.append(f"file {rel} {size} {digest}")
+            if path.suffix == ".sqlite":
+                dumps.append(f"\n-- {rel}\n{_dump(path)}")
+    return "\n".join(lines) + "\n" + "".join(dumps)
+
+
+def _dump(path: Path) -> str:
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            return "\n".join(con.iterdump()) + "\n"
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        return f"-- cannot dump: {exc}\n"
+
+
+def _response(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return line
+
+
+def write(out: Path, record: dict[str, Any], *, transcript: list[dict[str, Any]],
+          model: Any, home: Path | None, before: str | None, normalize: Normalizer) -> Path:
+    """Write one bundle; the directory is replaced when it exists."""
+    target = out / directory_name(record["id"])
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    rules = load_rules()
+    texts = {rid: {"title": r.title, "level": r.level, "evidence": r.evidence, "text": r.text}
+             for rid in record.get("rules", []) if (r := rules.get(rid)) is not None}
+    (target / "check.json").write_text(json.dumps({"record": record, "rules": texts},
+                                                  indent=2, ensure_ascii=False) + "\n",
+                                       encoding="utf-8")
+    with (target / "transcript.jsonl").open("w", encoding="utf-8") as handle:
+        for entry in transcript:
+            if "response" in entry:
+                entry = {"response": _response(entry["response"])}
+            handle.write(normalize(json.dumps(entry, ensure_ascii=False)) + "\n")
+    if model is not None:
+        scripted = [{"kind": rule.kind, "contains": rule.contains,
+                     "has_tool_output": rule.has_tool_output, "used": rule.used,
+                     "replies": [plain(reply) for reply in rule.replies]}
+                    for rule in model.rules]
+        received = [{"seq": r.seq, "kind": r.kind, "path": r.path, "body": r.body}
+                    for r in model.requests]
+        (target / "model.json").write_text(
+            normalize(json.dumps({"received": received, "scripted": scripted}, indent=2,
+                                 ensure_ascii=False, default=str)) + "\n", encoding="utf-8")
+    if before is not None:
+        (target / "home-before.txt").write_text(before, encoding="utf-8")
+    if home is not None:
+        (target / "home-after.txt").write_text(describe_home(home, normalize),
+                                               encoding="utf-8")
+        memories = home / "memories"
+        if memories.is_dir():
+            shutil.copytree(memories, target / "memories", symlinks=True)
+    return target

@@ -1,0 +1,165 @@
+"""The fixtures checks use: the implementation, the mock model, a Codex home, startups."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memconform.adapters import Adapter, ImplSpecError, resolve
+from memconform.bundles import describe_home
+from memconform.clock import HarnessClock
+from memconform.home import CodexHome
+from memconform.mockmodel import MockModel, start_server
+from memconform.registry import meta_of
+from memconform.rendering import normalizer_for
+from memconform.scope import NotImplementedHere, gate
+
+StartupRunner = Callable[..., dict[str, Any]]
+FACTS_KEY = pytest.StashKey[dict[str, Any]]()
+ADAPTERS_KEY = pytest.StashKey[list[Adapter]]()
+BEFORE_KEY = pytest.StashKey[str]()
+STARTUP_GRACE_S = 30.0
+
+
+def _is_local(config: pytest.Config) -> bool:
+    return bool(config.getoption("--profile") == "local")
+
+
+@pytest.fixture(scope="session")
+def impl(pytestconfig: pytest.Config) -> Iterator[Adapter]:
+    """The implementation under test, started once per test process."""
+    try:
+        adapter = resolve(pytestconfig.getoption("--impl"),
+                          timeout_s=pytestconfig.getoption("--adapter-timeout"))
+    except ImplSpecError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    adapter.seed = pytestconfig.getoption("--impl-seed")
+    yield adapter
+    adapter.close()
+
+
+@pytest.fixture(autouse=True)
+def _memconform_gate(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Before anything is built: is the check in the implementation's scope, are its
+    capabilities declared; then record the protocol exchanges of the check."""
+    meta = meta_of(request.node)
+    if meta is None or not _is_local(request.config):
+        yield
+        return
+    adapter: Adapter = request.getfixturevalue("impl")
+    needs = list(meta.needs)
+    if "run_startup" in request.fixturenames and "startup" not in needs:
+        needs.insert(0, "startup")
+    shake = adapter.handshake
+    reason = gate(meta.area, needs, shake.scope, shake.capabilities)
+    if reason is not None:
+        raise NotImplementedHere(reason)
+    for capability in meta.needs:
+        adapter.require(capability)
+    adapter.transcript = []
+    adapter.before_call = _home_snapshot(request.node)
+    request.node.stash[ADAPTERS_KEY] = [adapter]
+    yield
+    adapter.transcript = None
+    adapter.before_call = None
+
+
+def _home_snapshot(item: pytest.Item) -> Callable[[str, dict[str, Any]], None]:
+    """Describe the Codex home as the harness prepared it, at the check's first request
+    that names it (for the bundle of a check that fails)."""
+
+    def before(op: str, args: dict[str, Any]) -> None:
+        if BEFORE_KEY not in item.stash and isinstance(args.get("home"), str):
+            item.stash[BEFORE_KEY] = describe_home(Path(args["home"]), normalizer_for(item))
+
+    return before
+
+
+@pytest.fixture
+def facts(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Measurements a check reports (case counts, sizes); they land in its report record."""
+    found: dict[str, Any] = {}
+    request.node.stash[FACTS_KEY] = found
+    return found
+
+
+@pytest.fixture
+def clock(impl: Adapter) -> HarnessClock:
+    return HarnessClock(injected=impl.supports("clock.inject"))
+
+
+@pytest.fixture(scope="session")
+def _model_server() -> Iterator[Any]:
+    server = start_server()
+    yield server
+    server.clear()
+    server.stop()
+
+
+@pytest.fixture
+def model(_model_server: Any) -> Iterator[MockModel]:
+    """The mock Responses API, with an empty script and log for this check."""
+    _model_server.clear()
+    mock = MockModel(_model_server)
+    yield mock
+    mock.reset()
+
+
+@pytest.fixture
+def home(tmp_path: Path, clock: HarnessClock, model: MockModel,
+         pytestconfig: pytest.Config) -> CodexHome:
+    """An empty Codex home whose config points at the mock model."""
+    built = CodexHome(tmp_path / "codex-home", now_ms=clock.now_ms,
+                      model_base_url=model.base_url, seed=pytestconfig.getoption("--impl-seed"))
+    built.write_config()
+    return built
+
+
+def startup_args(target: CodexHome, clock: HarnessClock, *, seed: int, source: str = "cli",
+                 ephemeral: bool = False, subagent: bool = False,
+                 resume_thread_id: str | None = None, timeout_s: float = 60.0
+                 ) -> dict[str, Any]:
+    """The `startup` request for one session on `target`."""
+    return {"home": str(target.path), "now_ms": clock.request_now(), "seed": seed,
+            "session": {"source": source, "ephemeral": ephemeral, "subagent": subagent,
+                        "resume_thread_id": resume_thread_id},
+            "env": target.env, "timeout_s": timeout_s}
+
+
+@pytest.fixture
+def run_startup(impl: Adapter, clock: HarnessClock, pytestconfig: pytest.Config
+                ) -> StartupRunner:
+    """Run one startup of the implementation on a home: `run_startup(home, ephemeral=True)`."""
+
+    def run(target: CodexHome, **session: Any) -> dict[str, Any]:
+        args = startup_args(target, clock, seed=pytestconfig.getoption("--impl-seed"), **session)
+        result: dict[str, Any] = impl.call("startup", args,
+                                           timeout_s=args["timeout_s"] + STARTUP_GRACE_S)
+        return result
+
+    return run
+
+
+@pytest.fixture
+def impl_pool(request: pytest.FixtureRequest, pytestconfig: pytest.Config
+              ) -> Iterator[Callable[[int], list[Adapter]]]:
+    """Extra, independent connections to the implementation (separate processes for exec:),
+    for checks that race several sessions on one home."""
+    made: list[Adapter] = []
+
+    def make(count: int) -> list[Adapter]:
+        fresh = [resolve(pytestconfig.getoption("--impl"),
+                         timeout_s=pytestconfig.getoption("--adapter-timeout"))
+                 for _ in range(count)]
+        for adapter in fresh:
+            adapter.transcript = []
+        made.extend(fresh)
+        request.node.stash.setdefault(ADAPTERS_KEY, []).extend(fresh)
+        return fresh
+
+    yield make
+    for adapter in made:
+        adapter.close()

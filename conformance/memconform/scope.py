@@ -1,0 +1,47 @@
+"""Partial implementations: the areas an implementation declares, and what that excuses.
+
+An implementation may answer `start` with `scope`: the local areas it implements. Checks of
+other areas report `not-implemented` without running. A full implementation (no `scope`)
+declares every core capability; a scoped one needs a core capability only when its scope
+has an area that cannot be checked without it.
+"""
+
+from __future__ import annotations
+
+from _pytest.outcomes import Skipped
+
+LOCAL_AREAS = ("config", "startup", "store", "tokens", "phase1", "phase2", "read")
+ALWAYS = "protocol"
+CORE_NEEDED_BY = {
+    "startup": frozenset({"startup", "store", "phase1", "phase2"}),
+    "agent.apply_patch": frozenset({"phase2"}),
+}
+
+
+class NotImplementedHere(Skipped):
+    """The check lies outside what the implementation declares it implements."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg=msg, pytrace=False)
+
+
+def required_core(scope: frozenset[str] | None) -> set[str]:
+    """The core capabilities an implementation with this scope must declare."""
+    if scope is None:
+        return set(CORE_NEEDED_BY)
+    return {cap for cap, areas in CORE_NEEDED_BY.items() if areas & scope}
+
+
+def gate(area: str, needs: list[str], scope: frozenset[str] | None,
+         capabilities: frozenset[str]) -> str | None:
+    """Why a check of `area` needing `needs` is not implemented here (None: it runs)."""
+    if scope is None:
+        return None
+    label = ", ".join(sorted(scope)) or "nothing"
+    if area != ALWAYS and area not in scope:
+        return f"area {area} is outside the implementation's scope ({label})"
+    for capability in needs:
+        if capability in CORE_NEEDED_BY and capability not in capabilities:
+            return (f"needs {capability}, which the implementation does not declare "
+                    f"(scope: {label})")
+    return None
