@@ -13,7 +13,7 @@ from memconform.bundles import describe_home
 from memconform.clock import HarnessClock
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, start_server
-from memconform.registry import meta_of
+from memconform.registry import meta_of, stable_id
 from memconform.rendering import normalizer_for
 from memconform.scope import NotImplementedHere, gate
 
@@ -54,7 +54,8 @@ def _memconform_gate(request: pytest.FixtureRequest) -> Iterator[None]:
     if "run_startup" in request.fixturenames and "startup" not in needs:
         needs.insert(0, "startup")
     shake = adapter.handshake
-    reason = gate(meta.area, needs, shake.scope, shake.capabilities)
+    reason = gate(stable_id(request.node, meta), meta.area, needs, shake.scope,
+                  shake.capabilities)
     if reason is not None:
         raise NotImplementedHere(reason)
     for capability in meta.needs:

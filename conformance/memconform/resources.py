@@ -64,3 +64,10 @@ def codex_schema_statements(db: str) -> list[str]:
 
 def fixture_json(*parts: str) -> Any:
     return json.loads(fixture(*parts).read_text(encoding="utf-8"))
+
+
+@cache
+def local_checks() -> tuple[tuple[str, str], ...]:
+    """(id, area) of every local-profile check, from the shipped MANIFEST.json."""
+    manifest = json.loads(doc("MANIFEST.json").read_text(encoding="utf-8"))
+    return tuple((c["id"], c["area"]) for c in manifest["checks"] if c["profile"] == "local")

@@ -1,14 +1,16 @@
 """Partial implementations: the areas an implementation declares, and what that excuses.
 
-An implementation may answer `start` with `scope`: the local areas it implements. Checks of
-other areas report `not-implemented` without running. A full implementation (no `scope`)
-declares every core capability; a scoped one needs a core capability only when its scope
-has an area that cannot be checked without it.
+An implementation may answer `start` with `scope`: the local areas (`read`) or check-id
+prefixes (`read.cite`) it implements. Other checks report `not-implemented` without running.
+A full implementation (no `scope`) declares every core capability; a scoped one needs a core
+capability only when its scope reaches an area that cannot be checked without it.
 """
 
 from __future__ import annotations
 
 from _pytest.outcomes import Skipped
+
+from memconform.registry import id_covers
 
 LOCAL_AREAS = ("config", "startup", "store", "tokens", "phase1", "phase2", "read")
 ALWAYS = "protocol"
@@ -25,21 +27,28 @@ class NotImplementedHere(Skipped):
         super().__init__(msg=msg, pytrace=False)
 
 
-def required_core(scope: frozenset[str] | None) -> set[str]:
-    """The core capabilities an implementation with this scope must declare."""
-    if scope is None:
+def in_scope(check_id: str, area: str, scope: frozenset[str] | None) -> bool:
+    if scope is None or area == ALWAYS:
+        return True
+    return area in scope or any(id_covers(entry, check_id) for entry in scope)
+
+
+def required_core(scope_areas: set[str] | None) -> set[str]:
+    """The core capabilities an implementation must declare, given the areas its scope
+    reaches (None: a full implementation)."""
+    if scope_areas is None:
         return set(CORE_NEEDED_BY)
-    return {cap for cap, areas in CORE_NEEDED_BY.items() if areas & scope}
+    return {cap for cap, areas in CORE_NEEDED_BY.items() if areas & scope_areas}
 
 
-def gate(area: str, needs: list[str], scope: frozenset[str] | None,
+def gate(check_id: str, area: str, needs: list[str], scope: frozenset[str] | None,
          capabilities: frozenset[str]) -> str | None:
-    """Why a check of `area` needing `needs` is not implemented here (None: it runs)."""
+    """Why a check is not implemented here (None: it runs)."""
     if scope is None:
         return None
     label = ", ".join(sorted(scope)) or "nothing"
-    if area != ALWAYS and area not in scope:
-        return f"area {area} is outside the implementation's scope ({label})"
+    if not in_scope(check_id, area, scope):
+        return f"{check_id} is outside the implementation's scope ({label})"
     for capability in needs:
         if capability in CORE_NEEDED_BY and capability not in capabilities:
             return (f"needs {capability}, which the implementation does not declare "

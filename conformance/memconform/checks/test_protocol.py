@@ -7,7 +7,9 @@ from memconform.adapters import Adapter
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.protocol import capabilities
-from memconform.registry import check
+from memconform.registry import check, id_covers
+from memconform.resources import local_checks
+from memconform.scope import ALWAYS, in_scope, required_core
 
 
 @check("protocol.start.handshake", title="start returns identity, protocol 1 and known "
@@ -16,9 +18,16 @@ def test_handshake(impl: Adapter) -> None:
     shake = impl.handshake
     assert shake.name.strip(), "implementation name is empty"
     assert shake.version.strip(), "implementation version is empty"
-    assert shake.protocol_version == PROTOCOL_VERSION
+    assert shake.protocol_version == PROTOCOL_VERSION, "the implementation chose another protocol"
     known = capabilities()
-    missing = set(known["core"]) - shake.capabilities
+    areas = None
+    if shake.scope is not None:
+        checks = local_checks()
+        unknown = sorted(e for e in shake.scope
+                         if not any(e == a or id_covers(e, c) for c, a in checks))
+        assert not unknown, f"scope entries that name no local area or check id: {unknown}"
+        areas = {a for c, a in checks if in_scope(c, a, shake.scope)} - {ALWAYS}
+    missing = required_core(areas) - shake.capabilities
     assert not missing, f"core capabilities not declared: {sorted(missing)}"
     unknown = shake.capabilities - set(known["core"]) - set(known["optional"])
     assert not unknown, f"capabilities outside the v1 vocabulary: {sorted(unknown)}"
@@ -30,5 +39,5 @@ def test_startup_round_trip(home: CodexHome, run_startup: StartupRunner) -> None
     home.ensure_state_db()
     before = (home.path / "config.toml").read_bytes()
     result = run_startup(home)
-    assert "session_thread_id" in result
+    assert "session_thread_id" in result, "the startup result has no session_thread_id"
     assert (home.path / "config.toml").read_bytes() == before, "config.toml was rewritten"
