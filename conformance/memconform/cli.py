@@ -279,9 +279,13 @@ def update_expectations(report_file: Path, expectations_file: Path) -> None:
               help="Mutant runs in parallel.")
 def selftest(report_dir: Path, workers: int) -> None:
     """Run the suite against every mutant and broken adapter; fail if any survives."""
+    from memconform.mutants import MutantError
     from memconform.selftest import run_selftest
 
-    sys.exit(run_selftest(report_dir, workers, Console()))
+    try:
+        sys.exit(run_selftest(report_dir, workers, Console()))
+    except MutantError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 @main.command()

@@ -3,6 +3,7 @@ subprocess on SQLite or a throwaway PostgreSQL, or an already running service by
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import secrets
 import shutil
@@ -74,7 +75,17 @@ def validate(impl: str, db: str) -> tuple[str, str]:
                              "a service's http://HOST:PORT")
     if db not in ("sqlite", "postgresql") and "://" not in db:
         raise CloudSpecError(f"--cloud-db {db!r}: expected sqlite, postgresql or a URL")
+    missing = missing_cloud_packages(postgres=db == "postgresql" or db.startswith("postgres"))
+    if missing:
+        raise CloudSpecError(f"the bundled cloud service needs {', '.join(missing)}: install "
+                             f"the cloud extra (pip install 'memconform[cloud]')")
     return "module", "memref.cloud.serve" if impl == "ref" else rest
+
+
+def missing_cloud_packages(*, postgres: bool = False) -> list[str]:
+    """The packages of the `cloud` extra that this environment lacks."""
+    wanted = ["fastapi", "uvicorn", "sqlalchemy", *(["psycopg"] if postgres else [])]
+    return [name for name in wanted if importlib.util.find_spec(name) is None]
 
 
 def start(impl: str, db: str) -> Service:

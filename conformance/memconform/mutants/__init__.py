@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+class MutantError(RuntimeError):
+    """A mutant module that cannot be loaded here."""
+
+
 @dataclass(frozen=True)
 class Mutant:
     id: str
@@ -51,7 +55,12 @@ def discover() -> list[tuple[str, Mutant]]:
     found = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         name = f"{__name__}.{info.name}"
-        mutant = getattr(importlib.import_module(name), "MUTANT", None)
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            raise MutantError(f"mutant {info.name} needs {exc.name}: install the cloud extra "
+                              "(pip install 'memconform[cloud]')") from exc
+        mutant = getattr(module, "MUTANT", None)
         if not isinstance(mutant, Mutant):
             raise TypeError(f"{name} defines no MUTANT")
         found.append((name, mutant))

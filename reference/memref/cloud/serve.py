@@ -8,10 +8,14 @@ import logging
 import socket
 import sys
 
-import uvicorn
+try:
+    import uvicorn
 
-from memref.cloud import worker
-from memref.cloud.app import create_app
+    from memref.cloud import worker
+    from memref.cloud.app import create_app
+except ModuleNotFoundError as exc:  # the service stack is the `cloud` extra
+    sys.exit(f"memref.cloud.serve: {exc.name} is not installed; the cloud service needs the "
+             "cloud extra: pip install 'memconform[cloud]'")
 
 DEFAULT_DB = "sqlite:///memref-cloud.sqlite"
 DEFAULT_WORKER_INTERVAL_S = 60.0
