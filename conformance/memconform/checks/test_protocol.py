@@ -20,12 +20,12 @@ def test_handshake(impl: Adapter) -> None:
     assert shake.version.strip(), "implementation version is empty"
     assert shake.protocol_version == PROTOCOL_VERSION, "the implementation chose another protocol"
     known = capabilities()
-    areas = None
+    areas: set[str] | None = None
     if shake.scope is not None:
         checks = local_checks()
-        unknown = sorted(e for e in shake.scope
-                         if not any(e == a or id_covers(e, c) for c, a in checks))
-        assert not unknown, f"scope entries that name no local area or check id: {unknown}"
+        nameless = sorted(e for e in shake.scope
+                          if not any(e == a or id_covers(e, c) for c, a in checks))
+        assert not nameless, f"scope entries that name no local area or check id: {nameless}"
         areas = {a for c, a in checks if in_scope(c, a, shake.scope)} - {ALWAYS}
     missing = required_core(areas) - shake.capabilities
     assert not missing, f"core capabilities not declared: {sorted(missing)}"
