@@ -21,6 +21,7 @@ from memconform.selection import PROFILES, pattern, unknown_ids
 
 console = Console(stderr=True)
 CODEX_EXPECTATIONS = "expectations/codex-0.144.6.toml"
+SHORT = {"unsupported": "unsup.", "not-implemented": "n/impl"}
 IMPL_HELP = "ref (default), python:MODULE:FACTORY, exec:COMMAND, codex[:PATH]"
 
 
@@ -32,7 +33,8 @@ def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...],
     args = [sys.executable, "-m", "pytest", "--pyargs", PROFILES[profile], "-p",
             "no:cacheprovider", "--impl", impl, "--report-dir", str(report_dir),
             "--adapter-timeout", str(timeout), "--profile", profile, "--cloud-db", cloud_db,
-            "-q", "--no-header", "-rN", "--progress", "dots" if quiet else "lines"]
+            "-q", "--no-header", "-rN", "--progress", "dots" if quiet else "lines",
+            "--snapshot-warn-unused"]  # a check that fails early never reads its snapshot
     if verbose:
         args += ["--mc-traceback", "--tb=long"]
     else:
@@ -57,10 +59,11 @@ def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...],
 
 
 def _table(records: list[dict[str, Any]], title: str) -> Table:
-    table = Table(title=escape(title))
+    table = Table(title=escape(title), caption="unsup. = unsupported, "
+                  "n/impl = not-implemented")
     table.add_column("area")
     for status in rep.STATUSES:
-        table.add_column(status, justify="right")
+        table.add_column(SHORT.get(status, status), justify="right")
     for area, tally in rep.by_area(records).items():
         table.add_row(escape(area), *(str(tally[s]) for s in rep.STATUSES))
     total = rep.counts(records)
