@@ -9,6 +9,7 @@ from typing import Any
 from memconform.clock import HarnessClock
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, Recorded
+from memconform.verdicts import fail
 
 VALID_OUTPUT = {"raw_memory": "- The user's favourite colour is teal.",
                 "rollout_summary": "# Colour preference\nThe user shared a preference.",
@@ -42,6 +43,16 @@ def requests_for(model: MockModel, thread_id: str) -> list[Recorded]:
             if isinstance(r.body, dict) and thread_id in json.dumps(r.body.get("input"))]
 
 
+def extracted_once(model: MockModel, thread_id: str, what: str = "the thread") -> Recorded:
+    """The one stage-1 request for the thread; none, or more than one, is the check's fail."""
+    sent = requests_for(model, thread_id)
+    if not sent:
+        fail(f"{what} was not extracted: no stage-1 request names it", expected=1, actual=0)
+    if len(sent) > 1:
+        fail(f"{what} was extracted more than once", expected=1, actual=len(sent))
+    return sent[0]
+
+
 def job(home: CodexHome, thread_id: str) -> dict[str, Any] | None:
     rows = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = 'memory_stage1' AND "
                       "job_key = ?", (thread_id,))
@@ -62,21 +73,28 @@ def output(home: CodexHome, thread_id: str) -> dict[str, Any] | None:
 
 def assert_now(value: int | None, clock: HarnessClock, what: str) -> None:
     """`value` is "now" in Unix seconds: exactly with an injected clock, roughly otherwise."""
-    assert value is not None, f"{what} is NULL"
+    assert value is not None, f"{what} was not set (it must be now, in Unix seconds)"
     if clock.injected:
-        assert value == clock.now, f"{what} = {value}, expected now = {clock.now}"
+        assert value == clock.now, f"{what} is not now (the request's now_ms in Unix seconds)"
     else:
-        assert abs(value - time.time()) < WALL_TOLERANCE_S, f"{what} = {value} is not now"
+        assert abs(value - time.time()) < WALL_TOLERANCE_S, \
+            f"{what} is not now in Unix seconds (seconds away from the wall clock)"
 
 
 def user_text(request: Recorded) -> str:
     """The text of the single user message of a stage-1 request."""
     body = request.body
-    assert isinstance(body, dict), "request body is not JSON"
+    assert isinstance(body, dict), "the stage-1 request body is not a JSON object"
     messages = body.get("input")
-    assert isinstance(messages, list) and len(messages) == 1, "expected exactly one input item"
+    assert isinstance(messages, list), "the stage-1 request has no input list"
+    assert len(messages) == 1, "the stage-1 request's input is not exactly one item"
     message = messages[0]
-    assert message.get("role") == "user", f"input role is {message.get('role')!r}"
-    parts = [p for p in message.get("content") or [] if p.get("type") == "input_text"]
-    assert len(parts) == 1, "expected one input_text part"
-    return str(parts[0]["text"])
+    assert isinstance(message, dict), "the stage-1 request's input item is not an object"
+    assert message.get("role") == "user", "the stage-1 request's input item is not a user message"
+    content = message.get("content")
+    parts = [p for p in content if isinstance(p, dict) and p.get("type") == "input_text"] \
+        if isinstance(content, list) else []
+    assert len(parts) == 1, "the stage-1 user message does not have exactly one input_text part"
+    text = parts[0].get("text")
+    assert isinstance(text, str), "the stage-1 user message's input_text part has no text"
+    return text

@@ -23,19 +23,30 @@ def windows(primary: float | None, secondary: float | None, **extra: Any) -> dic
     return {"plan_type": "plus", "rate_limit": limits}
 
 
-CASES: dict[str, tuple[int, Any, int, bool]] = {
-    # name: (min_rate_limit_remaining_percent, usage body, HTTP status, pipeline runs)
-    "primary-too-used": (25, windows(90, 10), 200, False),
-    "secondary-too-used": (25, windows(10, 75.1), 200, False),
-    "both-within": (25, windows(74.9, 74.9), 200, True),
-    "exactly-at-threshold": (25, windows(75, 75), 200, True),
-    "threshold-ten-allows-89.9": (10, windows(89.9, 50), 200, True),
-    "threshold-eleven-refuses-89.9": (11, windows(89.9, 50), 200, False),
-    "limit-reached-flag": (0, windows(1, 1, limit_reached=True), 200, False),
-    "missing-windows-pass": (25, windows(None, None), 200, True),
-    "threshold-zero-allows-full": (0, windows(100, 100), 200, True),
-    "usage-endpoint-error-fails-open": (100, windows(99, 99), 500, True),
-    "usage-not-json-fails-open": (100, "<html>oops</html>", 200, True),
+CASES: dict[str, tuple[int, Any, int, bool, str]] = {
+    # name: (min_rate_limit_remaining_percent, usage body, HTTP status, pipeline runs, why)
+    "primary-too-used": (25, windows(90, 10), 200, False,
+                         "the primary window used 90 % where at most 75 % is allowed"),
+    "secondary-too-used": (25, windows(10, 75.1), 200, False,
+                           "the secondary window used 75.1 % where at most 75 % is allowed"),
+    "both-within": (25, windows(74.9, 74.9), 200, True,
+                    "both windows used 74.9 % where up to 75 % is allowed"),
+    "exactly-at-threshold": (25, windows(75, 75), 200, True,
+                             "both windows used exactly the 75 % allowed"),
+    "threshold-ten-allows-89.9": (10, windows(89.9, 50), 200, True,
+                                  "89.9 % used is within the 90 % allowed"),
+    "threshold-eleven-refuses-89.9": (11, windows(89.9, 50), 200, False,
+                                      "89.9 % used is over the 89 % allowed"),
+    "limit-reached-flag": (0, windows(1, 1, limit_reached=True), 200, False,
+                           "the plan reports its limit reached"),
+    "missing-windows-pass": (25, windows(None, None), 200, True,
+                             "a plan without usage windows passes"),
+    "threshold-zero-allows-full": (0, windows(100, 100), 200, True,
+                                   "a threshold of 0 allows 100 % used"),
+    "usage-endpoint-error-fails-open": (100, windows(99, 99), 500, True,
+                                        "the usage endpoint answered HTTP 500 (fail open)"),
+    "usage-not-json-fails-open": (100, "<html>oops</html>", 200, True,
+                                  "the usage answer was not JSON (fail open)"),
 }
 
 
@@ -47,7 +58,12 @@ def run_once(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
     ran = bool(requests_for(model, thread.id))
-    assert ran == (job(home, thread.id) is not None), "job rows disagree with requests"
+    if ran:
+        assert job(home, thread.id) is not None, \
+            "the thread was extracted without a stage-1 job row"
+    else:
+        assert job(home, thread.id) is None, \
+            "a stage-1 job row was written for a thread that was not extracted"
     return ran
 
 
@@ -55,9 +71,11 @@ def run_once(home: CodexHome, model: MockModel, run_startup: StartupRunner,
        "and the pipeline runs", rules="GUARD-01", level="MUST", area="phase1")
 def test_api_key(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     model.set_usage(windows(100, 100))
-    assert run_once(home, model, run_startup, {"min_rate_limit_remaining_percent": 100},
-                    top={"chatgpt_base_url": model.backend_url})
-    assert model.of_kind("usage") == [], "plan usage was fetched for an API-key provider"
+    ran = run_once(home, model, run_startup, {"min_rate_limit_remaining_percent": 100},
+                   top={"chatgpt_base_url": model.backend_url})
+    assert len(model.of_kind("usage")) == 0, "plan usage was fetched for an API-key provider"
+    assert ran, ("the pipeline did not run with an API-key provider: the eligible thread was "
+                 "not extracted")
 
 
 @check("p1.guard.chatgpt", title="a ChatGPT login skips the pipeline when plan usage is above "
@@ -66,10 +84,13 @@ def test_api_key(home: CodexHome, model: MockModel, run_startup: StartupRunner) 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_chatgpt(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                  case: str) -> None:
-    threshold, body, status, runs = CASES[case]
+    threshold, body, status, runs, why = CASES[case]
     home.write_chatgpt_login()
     model.set_usage(body, status=status)
     ran = run_once(home, model, run_startup, {"min_rate_limit_remaining_percent": threshold},
                    top={"chatgpt_base_url": model.backend_url})
-    assert len(model.of_kind("usage")) == 1, "plan usage was not fetched exactly once"
-    assert ran is runs
+    fetched = len(model.of_kind("usage"))
+    assert fetched == 1, ("plan usage was not fetched for a ChatGPT login" if fetched == 0
+                          else "plan usage was fetched more than once in one startup")
+    assert ran is runs, (f"the pipeline did not run although {why}" if runs
+                         else f"the pipeline ran although {why}")

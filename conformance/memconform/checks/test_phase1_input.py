@@ -11,6 +11,7 @@ from memconform.checks.stage1 import (
     VALID_OUTPUT,
     assert_now,
     configure,
+    extracted_once,
     job,
     requests_for,
     user_text,
@@ -33,6 +34,19 @@ OUTPUT_SCHEMA = {
     "additionalProperties": False,
 }
 MARKER = re.compile("\u2026(\\d+) tokens truncated\u2026")
+ITEMS = {  # what carries each marker of fixtures/phase1/filtering.json
+    "KEEP-ENV": "the environment_context user message", "KEEP-USER": "the user's own text",
+    "KEEP-CALL": "the function call", "KEEP-OUTPUT": "the function call output",
+    "KEEP-ASSISTANT": "the assistant message", "DROP-META": "the session_meta line",
+    "DROP-DEVELOPER": "the developer message", "DROP-AGENTS": "the AGENTS.md fragment",
+    "DROP-SKILL": "the skill fragment", "DROP-TURN": "the turn_context line",
+    "DROP-EVENT": "the event_msg line", "DROP-REASONING": "the reasoning item",
+    "DROP-COMPACTED": "the compacted line",
+}
+
+
+def item(marker: str) -> str:
+    return ITEMS.get(marker.rsplit("-", 1)[0], "the rollout line")
 
 
 def extract(home: CodexHome, model: MockModel, run_startup: StartupRunner,
@@ -42,9 +56,7 @@ def extract(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     seeded = home.add_thread(**thread)
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
-    sent = requests_for(model, seeded.id)
-    assert len(sent) == 1, f"expected one stage-1 request for the thread, got {len(sent)}"
-    return seeded, sent[0]
+    return seeded, extracted_once(model, seeded.id)
 
 
 @pytest.fixture
@@ -58,14 +70,16 @@ def filtered(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> s
        "extraction request", rules="P1-IN-01", level="MUST", area="phase1")
 @pytest.mark.parametrize("marker", FILTERING["kept"])
 def test_kept(filtered: str, marker: str) -> None:
-    assert marker in filtered
+    assert marker in filtered, f"{item(marker)} of the rollout is missing from the extraction " \
+        "request"
 
 
 @check("p1.in.dropped", title="developer messages, AGENTS.md and skill fragments, reasoning, "
        "events and context lines are dropped", rules="P1-IN-01", level="MUST", area="phase1")
 @pytest.mark.parametrize("marker", FILTERING["dropped"])
 def test_dropped(filtered: str, marker: str) -> None:
-    assert marker not in filtered
+    assert marker not in filtered, f"{item(marker)} of the rollout reached the extraction " \
+        "request"
 
 
 @check("p1.in.request.shape", title="one user message, strict three-field JSON schema, no tools,"
@@ -74,14 +88,22 @@ def test_request_shape(home: CodexHome, model: MockModel, run_startup: StartupRu
     thread, request = extract(home, model, run_startup)
     body = request.body
     text = user_text(request)
-    fmt = body["text"]["format"]
-    assert fmt["type"] == "json_schema" and fmt["strict"] is True
-    assert fmt["schema"] == OUTPUT_SCHEMA
-    assert body.get("tools", []) == []
-    assert body["reasoning"]["effort"] == "low"
-    assert body["stream"] is True
+    fmt = _object(_object(body.get("text")).get("format"))
+    assert fmt.get("type") == "json_schema", "the output format is not a JSON schema"
+    assert fmt.get("strict") is True, "the output JSON schema is not strict"
+    assert fmt.get("schema") == OUTPUT_SCHEMA, \
+        "the output schema is not the strict three-field StageOneOutput schema"
+    assert body.get("tools", []) == [], "the extraction request offers tools"
+    assert _object(body.get("reasoning")).get("effort") == "low", \
+        "the extraction request does not ask for low reasoning effort"
+    assert body.get("stream") is True, "the extraction request is not streamed"
     assert str(thread.rollout_path) in text, "the rollout path is not in the request"
     assert thread.cwd in text, "the rollout cwd is not in the request"
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object of the request, or an empty one when the request has something else."""
+    return value if isinstance(value, dict) else {}
 
 
 @check("p1.in.request.model", title="the extraction model is extract_model, else gpt-5.4-mini",
@@ -92,7 +114,9 @@ def test_request_shape(home: CodexHome, model: MockModel, run_startup: StartupRu
 def test_request_model(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                        configured: str | None, expected: str) -> None:
     _, request = extract(home, model, run_startup, {"extract_model": configured})
-    assert request.body["model"] == expected
+    assert request.body.get("model") == expected, (
+        "the extraction request does not use the configured extract_model" if configured
+        else "without extract_model the extraction request does not use gpt-5.4-mini")
 
 
 CONTEXT_WINDOW = 20_000
@@ -107,13 +131,22 @@ def test_truncated(home: CodexHome, model: MockModel, run_startup: StartupRunner
                          lines=[message("user", BIG), message("assistant", "done")])
     text = user_text(request)
     found = MARKER.findall(text)
-    assert len(found) == 1, "expected exactly one truncation marker"
-    assert "HEAD-MARK" in text and "TAIL-MARK" in text and "done" in text
-    assert "MIDDLE-MARK" not in text
+    assert len(found) == 1, \
+        "the over-budget rollout does not carry exactly one \u2026N tokens truncated\u2026 marker"
+    assert "HEAD-MARK" in text, "the head of the truncated rollout was not kept"
+    assert "TAIL-MARK" in text, "the tail of the truncated rollout was not kept"
+    assert "done" in text, "the message after the long one was not kept"
+    assert "MIDDLE-MARK" not in text, "the middle of the over-budget rollout was not cut"
     size = len(MARKER.sub("", text).encode("utf-8"))
-    assert BUDGET_BYTES <= size <= BUDGET_BYTES + 4096, f"kept {size} bytes"
+    assert size >= BUDGET_BYTES, \
+        "the truncated request keeps less than 70 % of the context window (bytes kept)"
+    assert size <= BUDGET_BYTES + 4096, \
+        "the truncated request keeps more than 70 % of the context window (bytes kept)"
     removed = int(found[0])
-    assert (len(BIG) - BUDGET_BYTES) // 4 <= removed <= (len(BIG) + 2048 - BUDGET_BYTES) // 4 + 1
+    assert removed >= (len(BIG) - BUDGET_BYTES) // 4, \
+        "the truncation marker counts fewer tokens than were cut (four bytes per token)"
+    assert removed <= (len(BIG) + 2048 - BUDGET_BYTES) // 4 + 1, \
+        "the truncation marker counts more tokens than were cut (four bytes per token)"
 
 
 @check("p1.in.not-truncated", title="a rollout inside the budget is sent whole",
@@ -123,7 +156,8 @@ def test_not_truncated(home: CodexHome, model: MockModel, run_startup: StartupRu
     _, request = extract(home, model, run_startup, top={"model_context_window": CONTEXT_WINDOW},
                          lines=[message("user", body)])
     text = user_text(request)
-    assert not MARKER.search(text) and body in text
+    assert MARKER.search(text) is None, "a rollout inside the budget carries a truncation marker"
+    assert body in text, "a rollout inside the budget was not sent whole"
 
 
 @check("p1.in.unreadable-rollout", title="a missing rollout file fails the job without a "
@@ -135,8 +169,12 @@ def test_missing_rollout(home: CodexHome, model: MockModel, run_startup: Startup
     thread.rollout_path.unlink()
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
-    assert requests_for(model, thread.id) == []
+    assert len(requests_for(model, thread.id)) == 0, \
+        "a stage-1 request was sent for a thread whose rollout file is missing"
     row = job(home, thread.id)
-    assert row is not None and row["status"] == "error" and row["retry_remaining"] == 2
-    assert row["last_error"]
-    assert_now(row["finished_at"], clock, "finished_at")
+    assert row is not None, "no stage-1 job row: the thread with a missing rollout was not " \
+        "claimed and failed"
+    assert row["status"] == "error", "a missing rollout did not fail the job"
+    assert row["retry_remaining"] == 2, "the failed job did not spend one retry"
+    assert row["last_error"], "the failed job records no last_error"
+    assert_now(row["finished_at"], clock, "finished_at of the failed job")

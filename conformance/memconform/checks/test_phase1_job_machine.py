@@ -116,11 +116,14 @@ def make_machine(impl: Adapter, home: CodexHome, clock: HarnessClock) -> type:
                 "worker_id": worker, "now_ms": clock.now_ms, "seed": self.seed,
                 "max_running": CAP})
             expected = self.model.claim(thread, mark, clock.now)
-            assert got["outcome"] == expected, (thread, mark)
+            assert got["outcome"] == expected, \
+                f"stage1.claim of {thread} at watermark {mark} did not answer as the " \
+                "transition table says"
             if expected == "claimed":
-                assert got["token"], "claimed without a token"
-                self.model.claimed(thread, mark, clock.now, got["token"])
-                self.tokens.append((thread, got["token"], mark))
+                token = got.get("token")
+                assert token, f"stage1.claim of {thread} claimed it without a token"
+                self.model.claimed(thread, mark, clock.now, token)
+                self.tokens.append((thread, token, mark))
 
         @precondition(lambda self: bool(self.tokens))
         @rule(pick=st.integers(0, 50), result=st.sampled_from(("succeeded", "no_output",
@@ -131,7 +134,11 @@ def make_machine(impl: Adapter, home: CodexHome, clock: HarnessClock) -> type:
                 "home": str(home.path), "thread_id": thread, "token": token,
                 "now_ms": clock.now_ms, "result": result, "watermark": mark,
                 "output": OUTPUT, "reason": "model failed"})
-            assert got["applied"] == self.model.finish(thread, token, result, mark, clock.now)
+            applies = self.model.finish(thread, token, result, mark, clock.now)
+            assert got["applied"] == applies, (
+                f"stage1.finish ({result}) of {thread} by its owner was not applied" if applies
+                else f"stage1.finish ({result}) of {thread} was applied although its token "
+                "does not own a running job")
 
         @rule(seconds=st.sampled_from((1, 600, 3599, 3601, 7200)))
         def tick(self, seconds: int) -> None:
@@ -143,17 +150,23 @@ def make_machine(impl: Adapter, home: CodexHome, clock: HarnessClock) -> type:
                 rows = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = "
                                   "'memory_stage1' AND job_key = ?", (thread,))
                 expected = self.model.rows.get(thread)
-                assert bool(rows) == (expected is not None), thread
-                if expected is not None:
-                    row = rows[0]
-                    seen = {k: row[k] for k in ("status", "lease_until", "retry_at",
-                                                "retry_remaining", "input_watermark",
-                                                "last_success_watermark")}
-                    seen["token"] = row["ownership_token"]
-                    assert seen == {**expected.__dict__}, thread
+                if expected is None:
+                    assert len(rows) == 0, f"a job row for {thread} exists although it was " \
+                        "never claimed"
+                    continue
+                assert len(rows) == 1, f"no job row for {thread} although it was claimed"
+                row = rows[0]
+                seen = {k: row[k] for k in ("status", "lease_until", "retry_at",
+                                            "retry_remaining", "input_watermark",
+                                            "last_success_watermark")}
+                seen["token"] = row["ownership_token"]
+                assert seen == {**expected.__dict__}, \
+                    f"the job row of {thread} is not what the transition table leads to"
             stored = {r["thread_id"]: r["source_updated_at"] for r in home.query(
                 home.memories_db, "SELECT thread_id, source_updated_at FROM stage1_outputs")}
-            assert stored == self.model.outputs
+            assert stored == self.model.outputs, \
+                "the stage1_outputs rows (thread: source_updated_at) are not what the " \
+                "finished jobs leave"
 
     return JobMachine
 
@@ -184,14 +197,17 @@ def test_stale_token(impl: Adapter, home: CodexHome, clock: HarnessClock) -> Non
 
     home.ensure_memories_db()
     first = claim("slow-worker", 1)
-    assert first["outcome"] == "claimed"
+    assert first["outcome"] == "claimed", "the first claim of a new thread was refused"
+    assert first["token"], "the first claim returned no ownership token"
     assert claim("eager-worker", 2)["outcome"] == "skipped_running", "a live lease was stolen"
     clock.advance(LEASE_S + 1)
     second = claim("eager-worker", 3)
     assert second["outcome"] == "claimed", "an expired lease was not re-claimable"
-    assert second["token"] != first["token"]
+    assert second["token"], "the re-claim returned no ownership token"
+    assert second["token"] != first["token"], "the re-claim kept the old ownership token"
     assert finish(first["token"], "late and stale") is False, "the stale owner committed"
-    assert home.query(home.memories_db, "SELECT * FROM stage1_outputs") == []
-    assert finish(second["token"], "fresh") is True
+    assert len(home.query(home.memories_db, "SELECT * FROM stage1_outputs")) == 0, \
+        "the stale owner's output was stored"
+    assert finish(second["token"], "fresh") is True, "the new owner could not commit"
     rows = home.query(home.memories_db, "SELECT raw_memory FROM stage1_outputs")
-    assert rows == [{"raw_memory": "fresh"}]
+    assert rows == [{"raw_memory": "fresh"}], "the new owner's output is not the one stored"

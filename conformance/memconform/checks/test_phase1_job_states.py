@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from memconform.checks.stage1 import VALID_OUTPUT, configure, job, requests_for
+from memconform.checks.stage1 import (
+    MINUTE_MS,
+    VALID_OUTPUT,
+    configure,
+    extracted_once,
+    job,
+    requests_for,
+)
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
@@ -39,17 +46,26 @@ def test_job_state(home: CodexHome, model: MockModel, run_startup: StartupRunner
     seeded = {k: resolve(v, clock.now, watermark) for k, v in case["job"].items()}
     home.add_job("memory_stage1", thread.id, **seeded)
     before = job(home, thread.id)
-    model.on("stage1", json_output(VALID_OUTPUT) if case.get("reply") == "valid"
+    if before is None:
+        raise RuntimeError("the harness did not seed the stage-1 job row")
+    # A blocked claim is proven against a plainly eligible control thread with no job row,
+    # older than the case's thread, that the same startup must extract.
+    control = None if case["claimed"] else home.add_thread(updated_ago_ms=150 * MINUTE_MS)
+    model.on("stage1", json_output(VALID_OUTPUT) if case.get("reply", "valid") == "valid"
              else message("not json at all"))
     run_startup(home)
-    sent = len(requests_for(model, thread.id))
-    row = job(home, thread.id)
     if case["claimed"]:
-        assert sent == 1, "the thread was not extracted"
-        assert row is not None and before is not None
+        extracted_once(model, thread.id, "the thread whose job row allows the claim")
+        row = job(home, thread.id)
+        assert row is not None, "the claimed thread's job row was deleted"
         for column, expected in case["after"].items():
-            assert row[column] == resolve(expected, clock.now, watermark), column
-        assert row["ownership_token"] != before["ownership_token"], "claim kept the old token"
+            assert row[column] == resolve(expected, clock.now, watermark), \
+                f"after the claim and its {case['reply']} answer the job's {column} is wrong"
+        assert row["ownership_token"] != before["ownership_token"], \
+            "the claim kept the previous ownership token"
     else:
-        assert sent == 0, "the thread was extracted although its job blocks the claim"
-        assert row == before, "an unclaimed job row was modified"
+        assert len(requests_for(model, thread.id)) == 0, \
+            "the thread was extracted although its job row blocks the claim"
+        assert job(home, thread.id) == before, "the job row of a blocked claim was modified"
+        if control is not None:
+            extracted_once(model, control.id, "the control thread (eligible, no job row)")

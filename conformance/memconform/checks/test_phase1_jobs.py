@@ -10,6 +10,7 @@ from memconform.checks.stage1 import (
     VALID_OUTPUT,
     assert_now,
     configure,
+    extracted_once,
     global_job,
     job,
     output,
@@ -47,21 +48,24 @@ def extract_once(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     thread = home.add_thread()
     model.on("stage1", reply)
     run_startup(home)
-    assert len(requests_for(model, thread.id)) == 1, "the thread was not extracted once"
+    extracted_once(model, thread.id)
     return thread
 
 
 def assert_failed_once(home: CodexHome, thread: Thread, clock: HarnessClock) -> None:
     row = job(home, thread.id)
-    assert row is not None, "no job row"
-    assert row["status"] == "error"
-    assert row["retry_remaining"] == 2
-    assert row["lease_until"] is None
-    assert row["last_error"], "last_error is empty"
-    assert_now(row["finished_at"], clock, "finished_at")
-    assert row["retry_at"] == row["finished_at"] + RETRY_DELAY_S
-    assert row["last_success_watermark"] is None
-    assert output(home, thread.id) is None, "a stage1_outputs row was written"
+    assert row is not None, "the extracted thread has no stage-1 job row"
+    assert row["status"] == "error", "the failed extraction did not leave the job in error"
+    assert row["retry_remaining"] == 2, "the failed extraction did not spend exactly one retry"
+    assert row["lease_until"] is None, "the failed job still holds its lease"
+    assert row["last_error"], "the failed job records no last_error"
+    assert_now(row["finished_at"], clock, "finished_at of the failed job")
+    assert row["retry_at"] == row["finished_at"] + RETRY_DELAY_S, \
+        "the failed job's retry_at is not one hour after finished_at"
+    assert row["last_success_watermark"] is None, \
+        "the failed first extraction recorded a success watermark"
+    assert output(home, thread.id) is None, "a stage1_outputs row was written for a failed " \
+        "extraction"
 
 
 @check("p1.job.success", title="a successful extraction leaves the job done with its "
@@ -70,15 +74,21 @@ def test_success_job_row(home: CodexHome, model: MockModel, run_startup: Startup
                          clock: HarnessClock) -> None:
     thread = extract_once(home, model, run_startup, json_output(VALID_OUTPUT))
     row = job(home, thread.id)
-    assert row is not None
+    assert row is not None, "the extracted thread has no stage-1 job row"
     watermark = thread.updated_at_ms // 1000
-    assert row["status"] == "done"
-    assert row["retry_remaining"] == 3
-    assert row["input_watermark"] == watermark
-    assert row["last_success_watermark"] == watermark
-    assert row["last_error"] is None and row["lease_until"] is None and row["retry_at"] is None
-    assert row["ownership_token"] and row["worker_id"]
-    assert row["worker_id"] != thread.id, "the worker is the running session, not the source"
+    assert row["status"] == "done", "the successful extraction did not leave the job done"
+    assert row["retry_remaining"] == 3, "the successful job's retry_remaining is not 3"
+    assert row["input_watermark"] == watermark, \
+        "the job's input_watermark is not the thread's updated_at in seconds"
+    assert row["last_success_watermark"] == watermark, \
+        "the job's last_success_watermark is not its input watermark"
+    assert row["last_error"] is None, "the successful job records a last_error"
+    assert row["lease_until"] is None, "the finished job still holds its lease"
+    assert row["retry_at"] is None, "the successful job has a retry_at"
+    assert row["ownership_token"], "the job has no ownership_token"
+    assert row["worker_id"], "the job has no worker_id"
+    assert row["worker_id"] != thread.id, \
+        "the job's worker_id is the extracted thread, not the running session"
     assert_now(row["started_at"], clock, "started_at")
     assert_now(row["finished_at"], clock, "finished_at")
 
@@ -89,15 +99,21 @@ def test_output_row(home: CodexHome, model: MockModel, run_startup: StartupRunne
                     clock: HarnessClock) -> None:
     thread = extract_once(home, model, run_startup, json_output(VALID_OUTPUT))
     row = output(home, thread.id)
-    assert row is not None, "no stage1_outputs row"
-    assert row["source_updated_at"] == thread.updated_at_ms // 1000
-    assert row["raw_memory"] == VALID_OUTPUT["raw_memory"]
-    assert row["rollout_summary"] == VALID_OUTPUT["rollout_summary"]
-    assert row["rollout_slug"] == VALID_OUTPUT["rollout_slug"]
+    assert row is not None, "the valid answer was not stored: no stage1_outputs row"
+    assert row["source_updated_at"] == thread.updated_at_ms // 1000, \
+        "source_updated_at is not the thread's updated_at in seconds"
+    assert row["raw_memory"] == VALID_OUTPUT["raw_memory"], \
+        "raw_memory is not stored as the model returned it"
+    assert row["rollout_summary"] == VALID_OUTPUT["rollout_summary"], \
+        "rollout_summary is not stored as the model returned it"
+    assert row["rollout_slug"] == VALID_OUTPUT["rollout_slug"], \
+        "rollout_slug is not stored as the model returned it"
     assert_now(row["generated_at"], clock, "generated_at")
-    assert row["usage_count"] is None and row["last_usage"] is None
-    assert row["selected_for_phase2"] == 0
-    assert row["selected_for_phase2_source_updated_at"] is None
+    assert row["usage_count"] is None, "a new output has a usage_count"
+    assert row["last_usage"] is None, "a new output has a last_usage"
+    assert row["selected_for_phase2"] == 0, "a new output is marked selected for Phase 2"
+    assert row["selected_for_phase2_source_updated_at"] is None, \
+        "a new output has a selected_for_phase2_source_updated_at"
 
 
 @check("p1.out.enqueues-phase2", title="a stored output enqueues the global consolidation job",
@@ -105,9 +121,10 @@ def test_output_row(home: CodexHome, model: MockModel, run_startup: StartupRunne
 def test_success_enqueues(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     thread = extract_once(home, model, run_startup, json_output(VALID_OUTPUT))
     row = global_job(home)
-    assert row is not None, "no memory_consolidate_global row"
-    assert row["input_watermark"] is not None
-    assert row["input_watermark"] >= thread.updated_at_ms // 1000
+    assert row is not None, "the memory_consolidate_global job row was deleted"
+    assert row["input_watermark"] is not None, "the consolidation job has no input_watermark"
+    assert row["input_watermark"] >= thread.updated_at_ms // 1000, \
+        "the stored output did not advance the consolidation job's input_watermark to S"
 
 
 @check("p1.out.slug", title="rollout_slug may be omitted or null and is stored as returned",
@@ -117,8 +134,9 @@ def test_slug(home: CodexHome, model: MockModel, run_startup: StartupRunner,
               case: dict[str, Any]) -> None:
     thread = extract_once(home, model, run_startup, json_output(case["answer"]))
     row = output(home, thread.id)
-    assert row is not None, "no stage1_outputs row"
-    assert row["rollout_slug"] == case["stored"]
+    assert row is not None, "the valid answer was not stored: no stage1_outputs row"
+    assert row["rollout_slug"] == case["stored"], \
+        "rollout_slug is not stored as the model returned it"
 
 
 @check("p1.out.invalid", title="an answer that is not a strict StageOneOutput fails the job "
@@ -159,7 +177,7 @@ def test_model_stall(home: CodexHome, model: MockModel, run_startup: StartupRunn
     thread = home.add_thread()
     model.on("stage1", stalled(json_output(VALID_OUTPUT), 4 * IDLE_TIMEOUT_MS / 1000))
     run_startup(home)
-    assert len(requests_for(model, thread.id)) == 1
+    extracted_once(model, thread.id)
     assert_failed_once(home, thread, clock)
 
 
@@ -175,14 +193,20 @@ def test_forget(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                            source_updated_at=watermark - 3600)
     model.on("stage1", json_output(case["answer"]))
     run_startup(home)
-    assert len(requests_for(model, thread.id)) == 1
-    assert output(home, thread.id) is None, "the old row was not deleted"
+    extracted_once(model, thread.id)
+    assert output(home, thread.id) is None, \
+        "the stage-1 row was not deleted after an empty answer"
     row = job(home, thread.id)
-    assert row is not None and row["status"] == "done" and row["last_error"] is None
-    assert row["last_success_watermark"] == watermark
+    assert row is not None, "the extracted thread has no stage-1 job row"
+    assert row["status"] == "done", "an empty answer did not leave the job done"
+    assert row["last_error"] is None, "an empty answer recorded a last_error"
+    assert row["last_success_watermark"] == watermark, \
+        "forgetting did not record the success watermark"
     phase2 = global_job(home)
-    assert phase2 is not None and phase2["input_watermark"] >= watermark, \
-        "forgetting did not advance the consolidation job"
+    assert phase2 is not None, "the memory_consolidate_global job row was deleted"
+    assert phase2["input_watermark"] is not None, "the consolidation job has no input_watermark"
+    assert phase2["input_watermark"] >= watermark, \
+        "forgetting did not advance the consolidation job's input_watermark to S"
 
 
 @check("p1.empty.blank", title="a whitespace-only memory or summary is forgotten like an "
@@ -191,9 +215,10 @@ def test_forget(home: CodexHome, model: MockModel, run_startup: StartupRunner,
 def test_blank(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                case: dict[str, Any]) -> None:
     thread = extract_once(home, model, run_startup, json_output(case["answer"]))
-    assert output(home, thread.id) is None, "a blank answer was stored"
+    assert output(home, thread.id) is None, "a whitespace-only answer was stored"
     row = job(home, thread.id)
-    assert row is not None and row["status"] == "done"
+    assert row is not None, "the extracted thread has no stage-1 job row"
+    assert row["status"] == "done", "a whitespace-only answer did not leave the job done"
 
 
 @check("p1.empty.not-re-extracted", title="after forgetting, the thread is not extracted "
@@ -201,4 +226,5 @@ def test_blank(home: CodexHome, model: MockModel, run_startup: StartupRunner,
 def test_forget_sticks(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     thread = extract_once(home, model, run_startup, json_output(OUTPUTS["forget"][2]["answer"]))
     run_startup(home)
-    assert len(requests_for(model, thread.id)) == 1, "a forgotten thread was extracted again"
+    assert len(requests_for(model, thread.id)) == 1, \
+        "a forgotten thread was extracted again by the next startup"

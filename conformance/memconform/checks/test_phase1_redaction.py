@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memconform.checks.consolidation import GLOBAL, agent_finishes
-from memconform.checks.stage1 import configure, output, requests_for, user_text
+from memconform.checks.stage1 import configure, extracted_once, output, user_text
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.mockmodel import MockModel, json_output
+from memconform.mockmodel import MockModel, Recorded, json_output
 from memconform.registry import check
 from memconform.resources import fixture_json
 
@@ -32,14 +32,15 @@ def pipeline_bytes(home: CodexHome) -> bytes:
     if home.memory_root.exists():
         paths += [p for p in home.memory_root.rglob("*")
                   if p.is_file() and ".git" not in p.relative_to(home.memory_root).parts]
-    assert (home.memory_root / "raw_memories.md").is_file(), "Phase 2 wrote no inputs to scan"
+    assert (home.memory_root / "raw_memories.md").is_file(), \
+        "Phase 2 did not write raw_memories.md, so the scan would prove nothing"
     return b"".join(p.read_bytes() for p in sorted(paths))
 
 
 def run_with_secret(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                     text: str, answer: dict[str, Any], *, consolidate: bool = False
-                    ) -> tuple[str, dict[str, Any] | None]:
-    """Plant `text` in the rollout, answer with `answer`; the request body and stored row.
+                    ) -> tuple[Recorded, dict[str, Any] | None]:
+    """Plant `text` in the rollout, answer with `answer`; the request and the stored row.
     With `consolidate`, Phase 2 runs too, so the memory root's files are written."""
     configure(home)
     if consolidate:
@@ -49,9 +50,7 @@ def run_with_secret(home: CodexHome, model: MockModel, run_startup: StartupRunne
                              assistant_text=f"I will keep {text} in mind.")
     model.on("stage1", json_output(answer))
     run_startup(home)
-    sent = requests_for(model, thread.id)
-    assert len(sent) == 1, "the thread was not extracted"
-    return sent[0].text, output(home, thread.id)
+    return extracted_once(model, thread.id), output(home, thread.id)
 
 
 def answer_with(text: str) -> dict[str, Any]:
@@ -60,18 +59,19 @@ def answer_with(text: str) -> dict[str, Any]:
 
 
 def assert_stored_without(row: dict[str, Any] | None, needle: str) -> None:
-    assert row is not None, "no stage1_outputs row"
+    assert row is not None, "the answer was not stored: no stage1_outputs row"
     for field in ("raw_memory", "rollout_summary", "rollout_slug"):
-        assert needle not in (row[field] or ""), f"{field} keeps the secret"
-        assert REDACTED in (row[field] or ""), f"{field} lacks {REDACTED}"
+        assert needle not in (row[field] or ""), f"the stored {field} keeps the secret"
+        assert REDACTED in (row[field] or ""), \
+            f"the stored {field} does not carry the redaction marker"
 
 
 def assert_request_redacted(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                             case: dict[str, Any]) -> None:
-    body, _ = run_with_secret(home, model, run_startup, case["text"], answer_with("none"))
-    assert case["needle"] not in body
-    [sent] = model.of_kind("stage1")
-    assert REDACTED in user_text(sent), "the secret was not replaced in the conversation"
+    sent, _ = run_with_secret(home, model, run_startup, case["text"], answer_with("none"))
+    assert case["needle"] not in sent.text, "the secret reached the extraction request"
+    assert REDACTED in user_text(sent), \
+        "the secret was not replaced by the redaction marker in the conversation"
 
 
 def assert_no_leak(home: CodexHome, model: MockModel, run_startup: StartupRunner,
@@ -81,7 +81,7 @@ def assert_no_leak(home: CodexHome, model: MockModel, run_startup: StartupRunner
     run_with_secret(home, model, run_startup, planted, answer_with(planted), consolidate=True)
     data = pipeline_bytes(home)
     leaked = [c["id"] for c in cases if c["needle"].encode() in data]
-    assert leaked == [], f"secrets found on disk: {leaked}"
+    assert leaked == [], "secrets survive in the files the pipeline wrote (the cases found)"
 
 
 @check("p1.red.request.codex", title="secret shapes Codex redacts never reach the extraction "
@@ -107,10 +107,13 @@ def test_stored_codex(home: CodexHome, model: MockModel, run_startup: StartupRun
                       case: dict[str, Any]) -> None:
     _, row = run_with_secret(home, model, run_startup, "nothing secret",
                              answer_with(case["text"]))
-    assert row is not None, "no stage1_outputs row"
-    assert row["raw_memory"] == f"memory: {case['redacted']}"
-    assert row["rollout_summary"] == f"summary: {case['redacted']}"
-    assert row["rollout_slug"] == f"slug {case['redacted']}"
+    assert row is not None, "the answer was not stored: no stage1_outputs row"
+    assert row["raw_memory"] == f"memory: {case['redacted']}", \
+        "the stored raw_memory is not the answer with its secret redacted exactly"
+    assert row["rollout_summary"] == f"summary: {case['redacted']}", \
+        "the stored rollout_summary is not the answer with its secret redacted exactly"
+    assert row["rollout_slug"] == f"slug {case['redacted']}", \
+        "the stored rollout_slug is not the answer with its secret redacted exactly"
 
 
 @check("p1.red.stored.extended", title="the model's memory, summary and slug are stored "
@@ -162,8 +165,9 @@ def test_generated(tmp_path_factory: pytest.TempPathFactory, home: CodexHome, mo
     fresh = CodexHome(Path(tmp_path_factory.mktemp("gen")) / "home", now_ms=home.now_ms,
                       model_base_url=home.model_base_url)
     model.reset()
-    body, row = run_with_secret(fresh, model, run_startup, planted, answer_with(planted),
+    sent, row = run_with_secret(fresh, model, run_startup, planted, answer_with(planted),
                                 consolidate=True)
-    assert needle not in body, "secret sent to the model"
+    assert needle not in sent.text, "the generated secret reached the extraction request"
     assert_stored_without(row, needle)
-    assert needle.encode() not in pipeline_bytes(fresh), "secret written to disk"
+    on_disk = needle.encode() in pipeline_bytes(fresh)
+    assert not on_disk, "the generated secret survives in a file the pipeline wrote"

@@ -36,8 +36,10 @@ def test_prune(home: CodexHome, run_startup: StartupRunner) -> None:
         home.add_job("memory_stage1", name, status="done",
                      last_success_watermark=columns["source_updated_at"])
     run_startup(home)
-    assert rows(home) == {"stale-but-selected", "old-but-used-recently", "fresh"}
-    assert all(job(home, name) is not None for name in seeds), "pruning touched job rows"
+    assert rows(home) == {"stale-but-selected", "old-but-used-recently", "fresh"}, \
+        "the rows left are not exactly the selected, recently used and fresh ones"
+    kept = sorted(name for name in seeds if job(home, name) is not None)
+    assert kept == sorted(seeds), "pruning outputs deleted stage-1 job rows"
 
 
 @check("p1.ret.configured-days", title="max_unused_days sets the pruning cutoff",
@@ -51,7 +53,8 @@ def test_configured_days(home: CodexHome, run_startup: StartupRunner) -> None:
     home.add_stage1_output("four-days", raw_memory="r", rollout_summary="s",
                            source_updated_at=now - 4 * DAY_S)
     run_startup(home)
-    assert rows(home) == {"four-days"}
+    assert rows(home) == {"four-days"}, \
+        "with max_unused_days = 5 the six-day-old row was not the only one pruned"
 
 
 @check("p1.ret.batch", title="one startup prunes at most 200 rows, oldest first",
@@ -64,6 +67,7 @@ def test_batch(home: CodexHome, run_startup: StartupRunner) -> None:
         home.add_stage1_output(f"t{i:03d}", raw_memory="r", rollout_summary="s",
                                source_updated_at=now - 100 * DAY_S + i * 60)
     run_startup(home)
-    assert rows(home) == {f"t{i:03d}" for i in range(200, 205)}
+    assert rows(home) == {f"t{i:03d}" for i in range(200, 205)}, \
+        "one startup did not prune exactly the 200 oldest of 205 stale rows"
     run_startup(home)
-    assert rows(home) == set()
+    assert rows(home) == set(), "the next startup did not prune the 5 stale rows left"

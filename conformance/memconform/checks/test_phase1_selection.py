@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from memconform.checks.stage1 import MINUTE_MS, VALID_OUTPUT, configure, job, requests_for
+from memconform.checks.stage1 import (
+    MINUTE_MS,
+    VALID_OUTPUT,
+    configure,
+    extracted_once,
+    job,
+    requests_for,
+)
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome, Thread
 from memconform.mockmodel import MockModel, json_output
@@ -15,6 +22,8 @@ from memconform.resources import fixture_json
 
 CASES = fixture_json("phase1", "selection.json")["cases"]
 THREAD_KEYS = ("source", "archived", "preview", "memory_mode", "history_mode")
+CONTROL = "the control thread (plainly eligible, in the same home)"
+CONTROL_AGE_MS = 150 * MINUTE_MS
 
 
 def seed(home: CodexHome, spec: dict[str, Any]) -> Thread:
@@ -41,18 +50,25 @@ def test_select(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                 case: dict[str, Any]) -> None:
     configure(home, case.get("config"))
     threads = {spec["label"]: seed(home, spec) for spec in case["threads"]}
+    # A case that extracts nothing is proven against a plainly eligible control thread that
+    # the same startup must extract (every such case keeps the default window and limit).
+    control = None if case["extracted"] else home.add_thread(updated_ago_ms=CONTROL_AGE_MS)
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
     extracted = [label for label, t in threads.items() if requests_for(model, t.id)]
-    assert sorted(extracted) == sorted(case["extracted"]), "wrong set of threads extracted"
+    assert sorted(extracted) == sorted(case["extracted"]), \
+        "the startup did not extract exactly the eligible threads of the case (labels)"
     for label in case["extracted"]:
-        assert len(requests_for(model, threads[label].id)) == 1, f"{label} extracted twice"
+        extracted_once(model, threads[label].id, f"thread {label}")
         claimed = job(home, threads[label].id)
-        assert claimed is not None and claimed["status"] == "done", f"{label}: job not done"
+        assert claimed is not None, f"the extracted thread {label} has no stage-1 job row"
+        assert claimed["status"] == "done", f"the job of the extracted thread {label} is not done"
     for spec in case["threads"]:
         if spec["label"] not in case["extracted"] and "success_watermark" not in spec:
             assert job(home, threads[spec["label"]].id) is None, \
-                f"{spec['label']}: a job row was written for a thread that was not claimed"
+                f"a job row was written for thread {spec['label']}, which was not claimed"
+    if control is not None:
+        extracted_once(model, control.id, CONTROL)
 
 
 @check("p1.cand.scan-limit", title="at most 5,000 candidates are scanned, and up-to-date "
@@ -63,21 +79,37 @@ def test_scan_limit(home: CodexHome, model: MockModel, run_startup: StartupRunne
                     fresh: int, extracted: bool) -> None:
     configure(home)
     stale = home.add_thread(updated_ago_ms=300 * MINUTE_MS)
+    up_to_date = home.add_threads(fresh, updated_ago_ms=120 * MINUTE_MS)
     home.add_stage1_outputs([
         {"thread_id": t.id, "raw_memory": "r", "rollout_summary": "s",
          "source_updated_at": t.updated_at_ms // 1000}
-        for t in home.add_threads(fresh, updated_ago_ms=120 * MINUTE_MS)])
+        for t in up_to_date])
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
-    assert bool(requests_for(model, stale.id)) is extracted
+    assert bool(requests_for(model, stale.id)) is extracted, (
+        f"the stale thread behind {fresh:,} up-to-date ones was not extracted" if extracted
+        else f"the stale thread behind {fresh:,} up-to-date ones was extracted: the scan went "
+        "past 5,000 candidates")
     assert len(model.of_kind("stage1")) == int(extracted), "an up-to-date thread was extracted"
+    if not extracted:
+        # Control: with one up-to-date thread gone the stale one is within the scan, and the
+        # next startup on the same home must extract it.
+        home.execute(home.state_db, "DELETE FROM threads WHERE id = ?", (up_to_date[0].id,))
+        up_to_date[0].rollout_path.unlink()
+        run_startup(home)
+        extracted_once(model, stale.id, "the stale thread behind 4,999 up-to-date ones "
+                       "(control: a second startup after one up-to-date thread was removed)")
 
 
 BOUNDS = {
-    "idle-exactly-one-hour": (60 * MINUTE_MS, True),
-    "idle-one-ms-short": (60 * MINUTE_MS - 1, False),
-    "age-exactly-ten-days": (10 * 24 * 60 * MINUTE_MS, True),
-    "age-one-ms-over": (10 * 24 * 60 * MINUTE_MS + 1, False),
+    "idle-exactly-one-hour": (60 * MINUTE_MS, True, "the thread idle exactly "
+                              "min_rollout_idle_hours (1 h) was not extracted"),
+    "idle-one-ms-short": (60 * MINUTE_MS - 1, False, "the thread idle one millisecond less "
+                          "than min_rollout_idle_hours (1 h) was extracted"),
+    "age-exactly-ten-days": (10 * 24 * 60 * MINUTE_MS, True, "the thread exactly "
+                             "max_rollout_age_days (10 days) old was not extracted"),
+    "age-one-ms-over": (10 * 24 * 60 * MINUTE_MS + 1, False, "the thread one millisecond "
+                        "older than max_rollout_age_days (10 days) was extracted"),
 }
 
 
@@ -87,8 +119,11 @@ BOUNDS = {
 def test_window_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                        bound: str) -> None:
     configure(home)
-    age_ms, extracted = BOUNDS[bound]
+    age_ms, extracted, wrong = BOUNDS[bound]
     thread = home.add_thread(updated_ago_ms=age_ms)
+    control = None if extracted else home.add_thread(updated_ago_ms=CONTROL_AGE_MS)
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
-    assert bool(requests_for(model, thread.id)) is extracted
+    assert bool(requests_for(model, thread.id)) is extracted, wrong
+    if control is not None:
+        extracted_once(model, control.id, CONTROL)

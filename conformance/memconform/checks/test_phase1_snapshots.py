@@ -10,12 +10,18 @@ from typing import Any
 
 from syrupy.assertion import SnapshotAssertion
 
-from memconform.checks.stage1 import VALID_OUTPUT, WALL_TOLERANCE_S, configure, requests_for
+from memconform.checks.stage1 import (
+    VALID_OUTPUT,
+    WALL_TOLERANCE_S,
+    configure,
+    extracted_once,
+)
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
 from memconform.registry import check
+from memconform.verdicts import fail
 
 TIME_COLUMNS = ("started_at", "finished_at", "lease_until", "retry_at", "generated_at",
                 "last_usage")
@@ -48,18 +54,35 @@ def masked(row: dict[str, Any], clock: HarnessClock, thread_id: str, mark: int
     return out
 
 
+def matches(snapshot: SnapshotAssertion, name: str, value: Any, sentence: str) -> None:
+    """`value` matches the stored snapshot `name`; else fail with both serialized forms (the
+    comparison is kept out of an `assert`, so the record shows data, not the assertion)."""
+    if snapshot(name=name) == value:
+        return
+    result = snapshot.executions[snapshot.num_executions - 1]
+    fail(sentence, expected=result.recalled_data, actual=result.asserted_data)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def request_shape(body: dict[str, Any]) -> dict[str, Any]:
-    fmt = dict(body["text"]["format"])
+    fmt = dict(_object(_object(body.get("text")).get("format")))
     fmt.pop("name", None)
     return {
         "model": body.get("model"),
         "stream": body.get("stream"),
         "tools": body.get("tools", []),
-        "reasoning.effort": (body.get("reasoning") or {}).get("effort"),
+        "reasoning.effort": _object(body.get("reasoning")).get("effort"),
         "text.format": fmt,
         "input": [{"type": i.get("type"), "role": i.get("role"),
-                   "content": [p.get("type") for p in i.get("content") or []]}
-                  for i in body.get("input") or []],
+                   "content": [_object(p).get("type") for p in _list(i.get("content"))]}
+                  for i in map(_object, _list(body.get("input")))],
     }
 
 
@@ -73,12 +96,15 @@ def test_extraction_snapshot(home: CodexHome, model: MockModel, run_startup: Sta
     mark = thread.updated_at_ms // 1000
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
-    [request] = requests_for(model, thread.id)
-    assert request_shape(request.body) == snapshot(name="request")
+    request = extracted_once(model, thread.id)
+    matches(snapshot, "request", request_shape(request.body),
+            "the extraction request's pinned shape differs from the snapshot")
     stage1 = home.query(home.memories_db, "SELECT * FROM stage1_outputs")
-    assert [masked(r, clock, thread.id, mark) for r in stage1] == snapshot(name="stage1_outputs")
+    matches(snapshot, "stage1_outputs", [masked(r, clock, thread.id, mark) for r in stage1],
+            "the stored stage1_outputs rows differ from the snapshot")
     job = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = 'memory_stage1'")
-    assert [masked(r, clock, thread.id, mark) for r in job] == snapshot(name="stage1_job")
+    matches(snapshot, "stage1_job", [masked(r, clock, thread.id, mark) for r in job],
+            "the stage-1 job row differs from the snapshot")
 
 
 @check("p1.snap.failure", title="one failed extraction: the job row it leaves, as a snapshot",
@@ -90,9 +116,10 @@ def test_failure_snapshot(home: CodexHome, model: MockModel, run_startup: Startu
     mark = thread.updated_at_ms // 1000
     model.on("stage1", json_output({**VALID_OUTPUT, "unexpected": True}))
     run_startup(home)
-    assert len(requests_for(model, thread.id)) == 1
+    extracted_once(model, thread.id)
     rows = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = 'memory_stage1'")
     shown = [{**masked(r, clock, thread.id, mark), "last_error": bool(r["last_error"])}
              for r in rows]
-    assert shown == snapshot(name="stage1_job")
-    assert home.query(home.memories_db, "SELECT * FROM stage1_outputs") == []
+    matches(snapshot, "stage1_job", shown, "the failed stage-1 job row differs from the snapshot")
+    assert home.query(home.memories_db, "SELECT * FROM stage1_outputs") == [], \
+        "a stage1_outputs row was written for a failed extraction"

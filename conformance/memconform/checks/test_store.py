@@ -14,6 +14,7 @@ from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.registry import check
 from memconform.resources import codex_schema_statements
+from memconform.verdicts import fail
 
 
 def _shape(con: sqlite3.Connection, table: str) -> dict[str, Any]:
@@ -44,15 +45,20 @@ def _expected(table: str) -> dict[str, Any]:
 def test_schema(home: CodexHome, run_startup: StartupRunner, table: str) -> None:
     home.ensure_state_db()
     run_startup(home)
-    assert home.memories_db.is_file(), "memories_1.sqlite was not created"
+    assert home.memories_db.is_file(), "the startup did not create memories_1.sqlite"
     con = sqlite3.connect(f"file:{home.memories_db}?mode=ro", uri=True)
     try:
         actual = _shape(con, table)
+    except sqlite3.DatabaseError:
+        fail("memories_1.sqlite is not a readable SQLite database")
     finally:
         con.close()
     expected = _expected(table)
-    assert actual["columns"] == expected["columns"]
-    assert actual["indexes"] == expected["indexes"]
+    assert actual["columns"], f"memories_1.sqlite has no {table} table"
+    assert actual["columns"] == expected["columns"], \
+        f"the {table} columns differ from Codex's (name, type, not null, default, key)"
+    assert actual["indexes"] == expected["indexes"], \
+        f"the {table} indexes differ from Codex's (name: unique, [column, descending])"
 
 
 @check("store.separate-file", title="pipeline tables live in memories_1.sqlite, not in the "
@@ -62,6 +68,7 @@ def test_separate_file(home: CodexHome, run_startup: StartupRunner) -> None:
     run_startup(home)
     tables = {r["name"] for r in home.query(
         home.state_db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert "threads" in tables
-    assert not tables & {"stage1_outputs", "jobs"}, "pipeline tables found in state_5.sqlite"
-    assert home.memories_db.is_file()
+    assert "threads" in tables, "the threads table is gone from state_5.sqlite"
+    assert sorted(tables & {"stage1_outputs", "jobs"}) == [], \
+        "pipeline tables were created in state_5.sqlite"
+    assert home.memories_db.is_file(), "the startup did not create memories_1.sqlite"
