@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -29,10 +32,11 @@ def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...],
                  matches: tuple[str, ...], expectations: Path | None, report_dir: Path,
                  workers: int, smoke: bool, strict: bool, timeout: float, quiet: bool,
                  verbose: bool = False, keep: Path | None = None, profile: str = "local",
-                 cloud_db: str = "sqlite") -> list[str]:
+                 cloud_db: str = "sqlite", startup_timeout: float = 60.0) -> list[str]:
     args = [sys.executable, "-m", "pytest", "--pyargs", PROFILES[profile], "-p",
             "no:cacheprovider", "--impl", impl, "--report-dir", str(report_dir),
-            "--adapter-timeout", str(timeout), "--profile", profile, "--cloud-db", cloud_db,
+            "--adapter-timeout", str(timeout), "--startup-timeout", str(startup_timeout),
+            "--profile", profile, "--cloud-db", cloud_db,
             "-q", "--no-header", "-rN", "--progress", "dots" if quiet else "lines",
             "--snapshot-warn-unused"]  # a check that fails early never reads its snapshot
     if verbose:
@@ -71,18 +75,44 @@ def _table(records: list[dict[str, Any]], title: str) -> Table:
     return table
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT does what it does in a terminal even when this process was
+    started with it ignored (a background job), so pytest sees Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _pytest(args: list[str]) -> int:
+    """Run pytest in its own process group; Ctrl-C or SIGTERM here becomes one SIGINT to the
+    whole group, so the run stops the way pytest stops on Ctrl-C and writes its footer."""
+    child = subprocess.Popen(args, start_new_session=True, preexec_fn=_default_sigint)
+    interrupted = False
+
+    def forward(signum: int, frame: Any) -> None:
+        nonlocal interrupted
+        if not interrupted:
+            interrupted = True
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGINT)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _execute(args: list[str], report_dir: Path, strict: bool) -> int:
-    previous = report_dir / "report.jsonl"
-    if previous.exists():
-        previous.unlink()
-    code = subprocess.call(args)
+    code = _pytest(args)
     if code == 5:
         console.print("[red]memconform: no checks selected[/red] (check --area / --id / -k)")
         return rep.EXIT_USAGE
     if code == 4:
         return rep.EXIT_USAGE
+    path = report_dir / "report.jsonl"
     try:
-        header, records, footer = rep.load(previous)
+        header, records, footer = rep.load(path, allow_incomplete=True)
+        reason = rep.incomplete_reason(rep.read_lines(path))
     except rep.ReportError as exc:
         console.print(f"[red]memconform: {escape(str(exc))}[/red] (pytest exit {code})")
         return rep.EXIT_HARNESS
@@ -95,10 +125,14 @@ def _execute(args: list[str], report_dir: Path, strict: bool) -> int:
         console.print(f"  {escape(line)}")
     if "handshake_error" in impl:
         console.print(f"[red]handshake failed:[/red] {escape(impl['handshake_error'])}")
-    for key in footer["stale_expectations"]:
+    stale = footer.get("stale_expectations", [])
+    for key in stale:
         console.print(f"[yellow]stale expectation:[/yellow] {escape(key)} (covers no check, "
                       "or nothing under it fails)")
-    return rep.exit_code(records, footer["stale_expectations"], strict)
+    if reason is not None:
+        console.print(f"[red]memconform: INCOMPLETE RUN: {escape(reason)}[/red]; no verdict")
+        return rep.EXIT_HARNESS
+    return rep.exit_code(records, stale, strict)
 
 
 def _known_ids(profile: str) -> list[tuple[str, str]]:
@@ -130,6 +164,9 @@ def _run_options(fn: Any) -> Any:
                      default=Path("memconform-report"), show_default=True),
         click.option("--adapter-timeout", type=click.FloatRange(min=0.1), default=120.0,
                      show_default=True, help="Seconds to wait for one protocol response."),
+        click.option("--startup-timeout", type=click.FloatRange(min=0.1), default=60.0,
+                     show_default=True, help="Seconds one startup may take (its timeout_s; "
+                     "the harness waits 30 s more for the answer)."),
         click.option("-q", "--quiet", is_flag=True, help="One character per check."),
         click.option("-v", "--verbose", is_flag=True,
                      help="Full tracebacks of failing checks (for debugging the harness)."),
@@ -162,8 +199,8 @@ def _run_options(fn: Any) -> Any:
 @click.option("--cloud-db", default="sqlite", show_default=True,
               help="Cloud profile with the bundled service: sqlite, postgresql (a throwaway "
                    "server from the machine's PostgreSQL binaries) or a SQLAlchemy URL.")
-def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool, verbose: bool,
-        keep: Path | None, areas: tuple[str, ...], ids: tuple[str, ...],
+def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: float,
+        quiet: bool, verbose: bool, keep: Path | None, areas: tuple[str, ...], ids: tuple[str, ...],
         matches: tuple[str, ...], expectations: Path | None, strict_expectations: bool,
         workers: int, profile: str, cloud_db: str) -> None:
     """Run the conformance checks against an implementation."""
@@ -178,17 +215,17 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool, verbos
             raise click.UsageError(str(exc)) from exc
     args = _pytest_args(impl, areas, ids, matches, expectations, report_dir, workers, False,
                         strict_expectations, adapter_timeout, quiet, verbose, keep, profile,
-                        cloud_db)
+                        cloud_db, startup_timeout)
     sys.exit(_execute(args, report_dir, strict_expectations))
 
 
 @main.command()
 @_run_options
-def smoke(impl: str, report_dir: Path, adapter_timeout: float, quiet: bool, verbose: bool,
-          keep: Path | None) -> None:
+def smoke(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: float,
+          quiet: bool, verbose: bool, keep: Path | None) -> None:
     """Run the few checks whose failure means the adapter is wired wrong."""
     args = _pytest_args(impl, (), (), (), None, report_dir, 0, True, False, adapter_timeout,
-                        quiet, verbose, keep)
+                        quiet, verbose, keep, startup_timeout=startup_timeout)
     sys.exit(_execute(args, report_dir, False))
 
 

@@ -22,6 +22,9 @@ FACTS_KEY = pytest.StashKey[dict[str, Any]]()
 ADAPTERS_KEY = pytest.StashKey[list[Adapter]]()
 BEFORE_KEY = pytest.StashKey[str]()
 STARTUP_GRACE_S = 30.0
+# the budget a startup request gives the implementation (`timeout_s`), from --startup-timeout;
+# the harness waits that long plus STARTUP_GRACE_S for the answer
+startup_timeout_s = 60.0
 
 
 def _is_local(config: pytest.Config) -> bool:
@@ -121,13 +124,13 @@ def home(tmp_path: Path, clock: HarnessClock, model: MockModel,
 
 def startup_args(target: CodexHome, clock: HarnessClock, *, seed: int, source: str = "cli",
                  ephemeral: bool = False, subagent: bool = False,
-                 resume_thread_id: str | None = None, timeout_s: float = 60.0
+                 resume_thread_id: str | None = None, timeout_s: float | None = None
                  ) -> dict[str, Any]:
     """The `startup` request for one session on `target`."""
     return {"home": str(target.path), "now_ms": clock.request_now(), "seed": seed,
             "session": {"source": source, "ephemeral": ephemeral, "subagent": subagent,
                         "resume_thread_id": resume_thread_id},
-            "env": target.env, "timeout_s": timeout_s}
+            "env": target.env, "timeout_s": timeout_s or startup_timeout_s}
 
 
 @pytest.fixture

@@ -11,13 +11,16 @@ from typing import Any
 _SKIPPED = ("xfail", "unsupported", "not-implemented", "skip")
 
 
-def write(path: Path, suite: str, records: list[dict[str, Any]], duration_s: float) -> None:
+def write(path: Path, suite: str, records: list[dict[str, Any]], duration_s: float, *,
+          complete: bool = True) -> None:
     tally = Counter(r["status"] for r in records)
     root = ET.Element("testsuites")
     suite_el = ET.SubElement(root, "testsuite", {
         "name": suite, "tests": str(len(records)),
         "failures": str(tally["fail"] + tally["xpass"]), "errors": str(tally["error"]),
         "skipped": str(sum(tally[s] for s in _SKIPPED)), "time": f"{duration_s:.3f}"})
+    suite_props = ET.SubElement(suite_el, "properties")
+    ET.SubElement(suite_props, "property", {"name": "complete", "value": str(complete).lower()})
     for record in records:
         case = ET.SubElement(suite_el, "testcase", {
             "classname": record["area"], "name": record["id"],

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
+import threading
 from collections.abc import Generator
 from typing import Any
 
 import pytest
 
-from memconform import bundles, resources
+from memconform import bundles, fixtures, resources
 from memconform.adapters import Adapter, AdapterError, ImplSpecError, Rejected, Unsupported, resolve
 from memconform.cloud.service import CloudSpecError, db_label
 from memconform.cloud.service import validate as validate_cloud
@@ -53,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--snapshot-update cannot run under xdist (-n); "
                                 "update snapshots in a serial run")
     config.pluginmanager.import_plugin("memconform.fixtures")
+    fixtures.startup_timeout_s = config.getoption("--startup-timeout")
     _codex_homes_outside_tmp(config)
     if config.getoption("--profile") == "cloud":
         try:
@@ -74,7 +77,13 @@ def pytest_configure(config: pytest.Config) -> None:
             "match": config.getoption("match"), "keyword": config.getoption("keyword") or None,
             "smoke": config.getoption("--smoke-checks"), "seed": config.getoption("--impl-seed"),
             "adapter_timeout_s": config.getoption("--adapter-timeout"),
+            "startup_timeout_s": config.getoption("--startup-timeout"),
             "workers": config.getoption("numprocesses", default=None)})
+        try:
+            reporter.prepare()
+        except OSError as exc:
+            raise pytest.UsageError(f"--report-dir {report_dir}: cannot write reports there "
+                                    f"({exc.strerror or exc})") from exc
         config.pluginmanager.register(_Recorder(config, reporter, expectations),
                                       "memconform-report")
 
@@ -290,6 +299,28 @@ class _Recorder:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.config.getoption("collectonly"):
             return
+        self._on_sigterm()
+        try:
+            self._identify()
+        finally:
+            self.reporter.start()
+
+    def _on_sigterm(self) -> None:
+        """SIGTERM (a CI cancel) stops the run like Ctrl-C, so its footer is still written."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def stop(signum: int, frame: Any) -> None:
+            self.reporter.interrupted = "terminated (SIGTERM)"
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, stop)
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        if self.reporter.interrupted is None:
+            self.reporter.interrupted = "interrupted (SIGINT)"
+
+    def _identify(self) -> None:
         if self.config.getoption("--profile") == "cloud":
             self.reporter.implementation.update(
                 profile="cloud", db=db_label(self.config.getoption("--cloud-db")))
@@ -314,10 +345,12 @@ class _Recorder:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
+        self.reporter.selected = self.total
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.total = len(ids)
+        self.reporter.selected = self.total
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         phase = _phase(report)
@@ -370,7 +403,15 @@ class _Recorder:
                 if record.get("bundle"):
                     terminalreporter.write_line(f"    bundle: {record['bundle']}")
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.config.getoption("collectonly"):
+            return
+        if self.reporter.interrupted is None:
+            if exitstatus == pytest.ExitCode.INTERRUPTED:
+                self.reporter.interrupted = "interrupted"
+            elif session.shouldstop or session.shouldfail:
+                why = session.shouldstop or session.shouldfail
+                self.reporter.interrupted = f"stopped early: {why}"
         manifest = json.loads(resources.doc("MANIFEST.json").read_text(encoding="utf-8"))
         self.reporter.stale = self.expectations.stale(
             [(c["id"], c["area"]) for c in manifest["checks"]], self.reporter.records)

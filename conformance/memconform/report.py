@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import sqlite3
 import time
 from collections import Counter, defaultdict
@@ -25,8 +26,17 @@ class ReportError(ValueError):
     """A report file that is missing, unreadable or incomplete."""
 
 
+REPORT_FILES = ("report.jsonl", "junit.xml", "summary.md")
+
+
 class Reporter:
-    """Collects check records on the controller process and writes the report files."""
+    """Collects check records on the controller process and writes the report files.
+
+    `start()` removes every report file of an earlier run and writes the header; each record
+    is appended (and flushed) as its check finishes, so a run killed outright still leaves
+    what it saw, with no footer. `write()` rewrites `report.jsonl` sorted by id with its
+    footer, then `junit.xml` and `summary.md`, all from the same records.
+    """
 
     def __init__(self, out_dir: Path, config: dict[str, Any]) -> None:
         self.out_dir = out_dir
@@ -35,9 +45,33 @@ class Reporter:
         self.records: list[dict[str, Any]] = []
         self.stale: list[str] = []
         self.started = time.time()
+        self.selected: int | None = None
+        self.interrupted: str | None = None
+        self._stream: Any = None
+
+    def prepare(self) -> None:
+        """Make the directory and remove the files of an earlier run (before any check)."""
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        for name in REPORT_FILES:
+            (self.out_dir / name).unlink(missing_ok=True)
+        shutil.rmtree(self.out_dir / "bundles", ignore_errors=True)
+        probe = self.out_dir / ".memconform-write-test"
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+
+    def start(self) -> None:
+        """Open `report.jsonl` and write the header."""
+        self._stream = (self.out_dir / "report.jsonl").open("w", encoding="utf-8")
+        self._emit(self.header())
+
+    def _emit(self, line: dict[str, Any]) -> None:
+        if self._stream is not None:
+            self._stream.write(json.dumps(line) + "\n")
+            self._stream.flush()
 
     def add(self, record: dict[str, Any]) -> None:
         self.records.append(record)
+        self._emit(record)
 
     def header(self) -> dict[str, Any]:
         return {"type": "header", "suite": "memconform", "suite_version": __version__,
@@ -48,11 +82,24 @@ class Reporter:
                                 "platform": platform.platform(), "cpus": os.cpu_count()}}
 
     def footer(self) -> dict[str, Any]:
-        return {"type": "footer", "counts": counts(self.records),
-                "by_area": by_area(self.records), "stale_expectations": self.stale,
-                "duration_s": round(time.time() - self.started, 3), "complete": True}
+        ran = len(self.records)
+        # unknown (null) only when the run stopped before its collection finished
+        selected = self.selected
+        if selected is None and self.interrupted is None:
+            selected = ran
+        complete = self.interrupted is None and ran == selected
+        footer = {"type": "footer", "counts": counts(self.records),
+                  "by_area": by_area(self.records), "stale_expectations": self.stale,
+                  "duration_s": round(time.time() - self.started, 3),
+                  "selected": selected, "ran": ran, "complete": complete}
+        if not complete:
+            footer["reason"] = self.interrupted or f"only {ran} of {selected} checks reported"
+        return footer
 
     def write(self) -> Path:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
         self.out_dir.mkdir(parents=True, exist_ok=True)
         path = self.out_dir / "report.jsonl"
         records = sorted(self.records, key=lambda r: r["id"])
@@ -61,9 +108,11 @@ class Reporter:
         tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         tmp.replace(path)
         junit.write(self.out_dir / "junit.xml", "memconform", records,
-                    time.time() - self.started)
-        (self.out_dir / "summary.md").write_text(markdown(self.header(), records, self.stale),
-                                                 encoding="utf-8")
+                    time.time() - self.started, complete=lines[-1]["complete"])
+        footer = lines[-1]
+        (self.out_dir / "summary.md").write_text(
+            markdown(self.header(), records, self.stale, footer.get("reason")),
+            encoding="utf-8")
         return path
 
 
@@ -83,20 +132,50 @@ def by_area(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return {area: counts(rs) for area, rs in group(records, "area").items()}
 
 
-def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    """Header, check records and footer; an incomplete report is an error."""
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of a report; a last line cut off by a killed run is left out."""
     try:
-        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
+        raw = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     except FileNotFoundError as exc:
         raise ReportError(f"{path}: no such report") from exc
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}: not a JSON-lines report: {exc}") from exc
-    if not lines or lines[0].get("type") != "header":
+    except (UnicodeDecodeError, IsADirectoryError) as exc:
+        raise ReportError(f"{path}: not a JSON-lines report ({exc})") from exc
+    lines = []
+    for number, line in enumerate(raw, 1):
+        try:
+            lines.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if number == len(raw):
+                break
+            raise ReportError(f"{path}:{number}: not a JSON-lines report: {exc}") from exc
+    if not lines or not isinstance(lines[0], dict) or lines[0].get("type") != "header":
         raise ReportError(f"{path}: no header line")
-    if lines[-1].get("type") != "footer" or not lines[-1].get("complete"):
-        raise ReportError(f"{path}: incomplete (no footer with complete: true); the run died")
-    return lines[0], [r for r in lines[1:-1] if r.get("type") == "check"], lines[-1]
+    return lines
+
+
+def incomplete_reason(lines: list[dict[str, Any]]) -> str | None:
+    """Why the report does not cover its whole run (None: it does)."""
+    last = lines[-1]
+    if last.get("type") != "footer":
+        seen = sum(1 for line in lines if line.get("type") == "check")
+        return f"no footer after {seen} check records (the run was killed)"
+    if not last.get("complete"):
+        selected = last.get("selected")
+        return (f"{last.get('reason', 'the run stopped early')} ({last.get('ran', '?')} of "
+                f"{'?' if selected is None else selected} selected checks ran)")
+    return None
+
+
+def load(path: Path, *, allow_incomplete: bool = False
+         ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """Header, check records and footer; an incomplete report is an error unless allowed
+    (then a killed run's missing footer is `{}`)."""
+    lines = read_lines(path)
+    reason = incomplete_reason(lines)
+    if reason is not None and not allow_incomplete:
+        raise ReportError(f"{path}: incomplete: {reason}")
+    footer = lines[-1] if lines[-1].get("type") == "footer" else {}
+    return lines[0], [r for r in lines[1:] if r.get("type") == "check"], footer
 
 
 def exit_code(records: list[dict[str, Any]], stale: list[str], strict: bool) -> int:
@@ -140,13 +219,16 @@ def conformance_lines(records: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def markdown(header: dict[str, Any], records: list[dict[str, Any]], stale: list[str]) -> str:
+def markdown(header: dict[str, Any], records: list[dict[str, Any]], stale: list[str],
+             incomplete: str | None = None) -> str:
     impl = header["implementation"]
     name = f"{impl.get('name', impl.get('spec'))} {impl.get('version', '')}".strip()
     passed, ran = agreement(records)
     lines = [f"# memconform {header['suite_version']} — {name}", "",
              f"Protocol v{header['protocol_version']}; {len(records)} checks; "
              f"agreement {passed}/{ran} checks run.", ""]
+    if incomplete:
+        lines += [f"**Incomplete run: {incomplete}. No verdict.**", ""]
     if impl.get("scope") is not None:
         lines += [f"Declared scope: {', '.join(impl['scope']) or 'nothing'}.", ""]
     lines += ["| area | " + " | ".join(STATUSES) + " | total | passed / run |",

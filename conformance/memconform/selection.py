@@ -36,6 +36,10 @@ def add_options(parser: pytest.Parser) -> None:
                          "(repeatable)")
     group.addoption("--adapter-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                     help="seconds to wait for any one protocol response")
+    group.addoption("--startup-timeout", type=float, default=DEFAULT_STARTUP_TIMEOUT_S,
+                    help="seconds a startup may take (sent as its timeout_s; the harness waits "
+                         "30 s longer for the answer); --adapter-timeout covers every other "
+                         "request")
     group.addoption("--impl-seed", type=int, default=0, help="seed sent to the implementation")
     group.addoption("--profile", default="local", choices=sorted(PROFILES),
                     help="local: a Codex-style pipeline over the adapter protocol; cloud: a "

@@ -1,0 +1,129 @@
+"""A report never claims more than happened: runs interrupted at random points, bad report
+directories and expectation files, and the startup budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from memconform import fixtures
+from memconform.clock import HarnessClock
+from memconform.home import CodexHome
+from memconform.report import ReportError, load
+
+RUNS = 20
+MODES = ("cli-sigint", "pytest-sigint", "cli-sigterm", "direct-pytest-sigint")
+STALE = "STALE FROM AN EARLIER RUN"
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def _interrupted_run(out: Path, mode: str, delay_s: float) -> tuple[int, str]:
+    out.mkdir(parents=True)
+    for name in ("junit.xml", "summary.md"):
+        (out / name).write_text(STALE, encoding="utf-8")
+    (out / "report.jsonl").write_text(json.dumps({"type": "header", "stale": STALE}) + "\n")
+    if mode == "direct-pytest-sigint":
+        cmd = [sys.executable, "-m", "pytest", "--pyargs", "memconform.checks", "-q",
+               "-p", "no:cacheprovider", "--area", "phase1", "--report-dir", str(out)]
+    else:
+        cmd = [sys.executable, "-m", "memconform", "run", "-q", "--area", "phase1",
+               "--report-dir", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            stdin=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay_s)
+    target, sig = proc.pid, signal.SIGINT
+    if mode == "pytest-sigint":
+        children = _children(proc.pid)
+        target = children[0] if children else proc.pid
+    elif mode == "cli-sigterm":
+        sig = signal.SIGTERM
+    os.kill(target, sig)
+    try:
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, output
+
+
+def test_interrupted_runs_never_claim_to_be_complete(tmp_path: Path) -> None:
+    rng = random.Random(20261203)
+    outcomes = []
+    for index in range(RUNS):
+        mode = MODES[index % len(MODES)]
+        delay = rng.uniform(2.0, 9.0)
+        out = tmp_path / f"run{index:02d}"
+        code, output = _interrupted_run(out, mode, delay)
+        assert code != 0, f"{mode} after {delay:.1f} s exited 0:\n{output[-2000:]}"
+        for name in ("junit.xml", "summary.md", "report.jsonl"):
+            path = out / name
+            assert not path.exists() or STALE not in path.read_text(encoding="utf-8"), (
+                f"{mode}: {name} is left over from an earlier run")
+        with pytest.raises(ReportError, match="incomplete"):
+            load(out / "report.jsonl")
+        _, records, footer = load(out / "report.jsonl", allow_incomplete=True)
+        assert footer.get("complete") is not True
+        if footer:
+            assert footer["ran"] == len(records)
+            # selected is null when the run stopped before its collection finished
+            assert footer["selected"] is None or footer["ran"] < footer["selected"]
+            assert footer["reason"]
+        if (out / "summary.md").exists():
+            assert "Incomplete run" in (out / "summary.md").read_text(encoding="utf-8")
+        outcomes.append((mode, round(delay, 1), code, len(records), footer.get("reason")))
+    print("\n".join(map(str, outcomes)))
+
+
+def test_summary_refuses_an_incomplete_report(tmp_path: Path) -> None:
+    path = tmp_path / "report.jsonl"
+    path.write_text(json.dumps({"type": "header", "implementation": {}}) + "\n"
+                    + json.dumps({"type": "check", "id": "a", "status": "pass"}) + "\n"
+                    + '{"type": "check", "id": "b", "sta')
+    result = run_cli("summary", str(path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "incomplete: no footer after 1 check records" in " ".join(result.stderr.split())
+
+
+def test_an_unwritable_report_dir_is_refused_before_any_check(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    started = time.monotonic()
+    result = run_cli("run", "--report-dir", str(blocker / "reports"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "cannot write reports there" in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert time.monotonic() - started < 30, "it ran checks first"
+
+
+def test_a_non_utf8_expectations_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes('["store"]\nstatus = "fail"\nreason = "caf\u00e9"\n'.encode("latin-1"))
+    result = run_cli("run", "--expectations", str(bad), "--report-dir", str(tmp_path / "r"),
+                     cwd=tmp_path)
+    assert result.returncode == 2
+    assert "not UTF-8 text" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_startup_budget_comes_from_the_option(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    home = CodexHome(tmp_path / "h", now_ms=0, model_base_url="http://127.0.0.1:9/v1")
+    monkeypatch.setattr(fixtures, "startup_timeout_s", 300.0)
+    args = fixtures.startup_args(home, HarnessClock(injected=True), seed=0)
+    assert args["timeout_s"] == 300.0, "a 300 s budget must not be capped"
+    assert fixtures.startup_args(home, HarnessClock(injected=True), seed=0,
+                                 timeout_s=5)["timeout_s"] == 5
