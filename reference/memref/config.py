@@ -91,6 +91,10 @@ def load_config(home: Path) -> CodexConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path}: is a directory, not a file") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from exc
     return parse_config(data, source=str(path))
 
 

@@ -7,6 +7,8 @@ import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memref.files import create_atomic, remove_leftovers
+
 log = logging.getLogger(__name__)
 
 AD_HOC_DIR = Path("extensions") / "ad_hoc"
@@ -23,16 +25,17 @@ newer evidence, and never copy a secret from a note into any memory file.
 """
 
 
+LEFTOVER_AGE_S = 600.0
+
+
 def seed_ad_hoc_instructions(root: Path) -> bool:
-    """Create `instructions.md` only when absent; an existing file is never touched."""
+    """Create `instructions.md` when absent (or left empty by a killed writer); a file with
+    content is never touched."""
     target = root / AD_HOC_DIR / "instructions.md"
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with target.open("x", encoding="utf-8") as handle:
-            handle.write(AD_HOC_INSTRUCTIONS)
-    except FileExistsError:
-        return False
-    return True
+    # concurrent startups seed at once: only a file no live writer can still own goes
+    remove_leftovers(target.parent, older_than_s=LEFTOVER_AGE_S)
+    return create_atomic(target, AD_HOC_INSTRUCTIONS)
 
 
 RESOURCE_RETENTION_S = 7 * 86_400

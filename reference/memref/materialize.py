@@ -10,6 +10,7 @@ from pathlib import Path
 
 from memref.citations import UUID_TEXT, WHITESPACE
 from memref.extensions import STAMP_FORMAT
+from memref.files import remove_leftovers, write_atomic
 from memref.selection import Selected
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,8 @@ def sync_inputs(root: Path, selected: list[Selected]) -> None:
     """Prune summaries no longer selected, write the selected ones, then `raw_memories.md`."""
     summaries = root / SUMMARIES_DIR
     summaries.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(root)
+    remove_leftovers(summaries)
     keep = {stem_of(memory) for memory in selected}
     for entry in summaries.iterdir():
         if entry.name.endswith(".md") and entry.name[:-3] not in keep:
@@ -112,6 +115,5 @@ def sync_inputs(root: Path, selected: list[Selected]) -> None:
             except OSError as exc:
                 log.warning("could not remove stale rollout summary %s: %s", entry, exc)
     for memory in selected:
-        (summaries / f"{stem_of(memory)}.md").write_text(render_summary(memory),
-                                                         encoding="utf-8")
-    (root / RAW_MEMORIES).write_text(render_raw_memories(selected), encoding="utf-8")
+        write_atomic(summaries / f"{stem_of(memory)}.md", render_summary(memory))
+    write_atomic(root / RAW_MEMORIES, render_raw_memories(selected))

@@ -64,6 +64,10 @@ def run_startup(home: Path, session: Session, rt: Runtime) -> StartupResult:
         return StartupResult(ran=False, skipped_reason=reason)
     result = StartupResult(ran=True)
     root = memory_root(home)
+    if root.is_symlink() and not root.exists():
+        raise store.StoreError(f"{root}: the memory root is a symlink to a missing target")
+    if root.exists() and not root.is_dir():
+        raise store.StoreError(f"{root}: the memory root is not a directory")
     root.mkdir(parents=True, exist_ok=True)
     result.steps.append("root")
     if seed_ad_hoc_instructions(root):

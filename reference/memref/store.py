@@ -52,6 +52,10 @@ def ensure_schema(con: sqlite3.Connection, db: str, marker_table: str) -> None:
     con.execute("BEGIN IMMEDIATE")
     try:
         if not _has_table(con, marker_table):
+            if _has_table(con, "_sqlx_migrations"):
+                raise StoreError(f"damaged {db} database: migrations are recorded but table "
+                                 f"`{marker_table}` is missing (move the file away to start "
+                                 "over)")
             for statement in codex_schema_statements(db):
                 con.execute(statement)
         con.execute("COMMIT")
@@ -81,7 +85,7 @@ def open_memories_db(home: Path) -> sqlite3.Connection:
         raise StoreError(f"{path}: {exc}") from exc
     try:
         ensure_schema(con, "memories_1", "stage1_outputs")
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, StoreError) as exc:
         con.close()
         raise StoreError(f"{path}: {exc}") from exc
     return con

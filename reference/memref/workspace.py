@@ -11,6 +11,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from memref.files import write_atomic
+
 DIFF_FILE = "phase2_workspace_diff.md"
 NAME, EMAIL = "Codex", "noreply@openai.com"
 IDENTITY = f"{NAME} <{EMAIL}>"
@@ -131,7 +133,7 @@ def render_diff_file(workspace_diff: Diff) -> str:
 
 
 def write_diff_file(root: Path, workspace_diff: Diff) -> None:
-    (root / DIFF_FILE).write_text(render_diff_file(workspace_diff), encoding="utf-8")
+    write_atomic(root / DIFF_FILE, render_diff_file(workspace_diff))
 
 
 def reset(root: Path, now: int) -> None:
