@@ -36,16 +36,44 @@ EXTENDED_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+_KEY_WORDS = ("api", "token", "secret", "password")
+# Text every match of a pattern contains, case-folded: a pattern none of whose triggers occur
+# in the folded text cannot match, and its scan (the cost on a large rollout) is skipped.
+TRIGGERS: dict[str, tuple[str, ...]] = {
+    CODEX_RULES[0][0].pattern: ("sk-",), CODEX_RULES[1][0].pattern: ("akia",),
+    CODEX_RULES[2][0].pattern: ("bearer",), CODEX_RULES[3][0].pattern: _KEY_WORDS,
+    EXTENDED_RULES[0][0].pattern: ("-----begin ",), EXTENDED_RULES[1][0].pattern: ("eyj",),
+    EXTENDED_RULES[2][0].pattern: ("sk-",), EXTENDED_RULES[3][0].pattern: ("github_pat_",),
+    EXTENDED_RULES[4][0].pattern: ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    EXTENDED_RULES[5][0].pattern: ("aiza",), EXTENDED_RULES[6][0].pattern: ("xox",),
+    EXTENDED_RULES[7][0].pattern: (*_KEY_WORDS, "passwd", "credential"),
+    EXTENDED_RULES[8][0].pattern: ("://",),
+}
+
+
+def _fold(text: str) -> str:
+    # (?i) also matches the dotless i (U+0131) to `i`, which casefold() keeps as it is
+    return text.casefold().replace("\u0131", "i")
+
+
+def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
+    """Each rule in order over the whole text, skipping rules that cannot match."""
+    folded = _fold(text)
+    for pattern, replacement in rules:
+        triggers = TRIGGERS.get(pattern.pattern)
+        if triggers is not None and not any(t in folded for t in triggers):
+            continue
+        text, count = pattern.subn(replacement, text)
+        if count:
+            folded = _fold(text)
+    return text
+
+
 def redact_codex(text: str) -> str:
     """Only the replacements the 0.144.6 binary applies."""
-    for pattern, replacement in CODEX_RULES:
-        text = pattern.sub(replacement, text)
-    return text
+    return _apply(CODEX_RULES, text)
 
 
 def redact(text: str) -> str:
     """Codex's replacements, then the extended ones."""
-    text = redact_codex(text)
-    for pattern, replacement in EXTENDED_RULES:
-        text = pattern.sub(replacement, text)
-    return text
+    return _apply(EXTENDED_RULES, redact_codex(text))

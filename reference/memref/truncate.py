@@ -22,13 +22,8 @@ def truncate_middle(text: str, max_tokens: int) -> str:
         return text
     removed = -(-(len(data) - budget) // BYTES_PER_TOKEN)
     left, right = budget // 2, budget - budget // 2
-    head, tail, offset = [], [], 0
-    tail_start = len(data) - right
-    for char in text:
-        size = len(char.encode("utf-8"))
-        if offset + size <= left:
-            head.append(char)
-        elif offset >= tail_start:
-            tail.append(char)
-        offset += size
-    return "".join(head) + marker(removed) + "".join(tail)
+    # a cut inside a character drops that character: the only undecodable bytes of a slice
+    # of valid UTF-8 are the pieces of a character cut at its ends
+    head = data[:left].decode("utf-8", errors="ignore")
+    tail = data[len(data) - right:].decode("utf-8", errors="ignore")
+    return head + marker(removed) + tail

@@ -130,8 +130,30 @@ def read_path(work: str, operation: str) -> dict[str, Any]:
     return {"seconds": seconds, **extra}
 
 
+def long_line(work: str, megabytes: int, secrets: bool) -> dict[str, Any]:
+    """Phase-1 input (load, filter, serialize, redact, truncate) of a rollout whose one
+    message line is `megabytes` MB of log text; with `secrets`, every 1 KB carries three
+    secret shapes, so every redaction pattern scans the whole text."""
+    from memref.rollout_input import load_items, render
+
+    chunk = "the build log line reads ok, nothing to see here; " * 20
+    if secrets:
+        chunk += " token=abcdefgh12345678 Bearer abcdefghijklmnopqr sk-" + "A" * 24
+    text = (chunk + "\n") * (megabytes * 1_000_000 // (len(chunk) + 1))
+    path = Path(work) / f"long-line-{megabytes}-{int(secrets)}.jsonl"
+    if not path.exists():
+        item = {"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": text}]}
+        path.write_text(json.dumps({"timestamp": "2026-01-01T00:00:00.000Z",
+                                    "type": "response_item", "payload": item}) + "\n")
+    seconds, value = _clock(lambda: render(load_items(path), None))
+    return {"seconds": seconds, "input MB": round(path.stat().st_size / 1e6, 1),
+            "output chars": len(value)}
+
+
 PROBES: dict[str, Callable[..., dict[str, Any]]] = {
-    "scan": scan, "select": select, "claims": claims, "bare": bare, "read-path": read_path}
+    "scan": scan, "select": select, "claims": claims, "bare": bare, "read-path": read_path,
+    "long-line": long_line}
 
 
 def main() -> int:

@@ -250,6 +250,24 @@ def read_path(work: Path, runs: int) -> list[Result]:
     return results
 
 
+LONG_LINE_MB = 50
+LONG_LINE_TARGET_S = 2.0
+
+
+def long_line(work: Path, runs: int) -> list[Result]:
+    """Extraction input of one 50 MB rollout line: plain log text (target) and secret-dense."""
+    results = []
+    for secrets in (False, True):
+        samples, last = repeat(runs, partial(probe, "long-line", work=str(work),
+                                             megabytes=LONG_LINE_MB, secrets=secrets))
+        last["per MB"] = f"{statistics.median(samples) / LONG_LINE_MB * 1000:.0f} ms"
+        label = (f"stage-1 input of one {LONG_LINE_MB} MB rollout line"
+                 + (", three secrets in every KB" if secrets else ""))
+        results.append(Result(label, "s", samples, last,
+                              target=None if secrets else LONG_LINE_TARGET_S))
+    return results
+
+
 def markdown(info: dict[str, Any], results: list[Result], notes: list[str]) -> str:
     lines = ["# memconform benchmarks", "",
              f"{info['date']} · {info['cores']} cores · Python {info['python']} · "
@@ -283,6 +301,7 @@ def run(out: Path, quick: bool, codex: bool) -> Path:
     results += contention(work, [1, 2, 4] if quick else [1, 2, 4, 8], 400 if quick else 2000,
                           1 if quick else 3)
     results += read_path(work, runs)
+    results += long_line(work, 1 if quick else 3)
     notes = ["Claim contention: every process claims and finishes jobs from one shared pool "
              "(`claim_stage1`, then `succeeded_no_output`: two write transactions per job, as in "
              "Codex, where the model call sits between them); the bare loop does the same two "
