@@ -95,6 +95,7 @@ def _codex_homes_outside_tmp(config: pytest.Config) -> None:
         return
     if config.option.basetemp is None:
         from memconform.codex.binary import work_dir
+        work_dir().mkdir(parents=True, exist_ok=True)  # pytest creates only the last level
         config.option.basetemp = str(work_dir() / "pytest")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,9 @@ KEPT_ITEM_TYPES = frozenset({
 FALLBACK_CONTEXT_WINDOW = 272_000
 EFFECTIVE_WINDOW_PERCENT = 95
 INPUT_SHARE_PERCENT = 70
+
+
+log = logging.getLogger(__name__)
 
 
 class RolloutError(RuntimeError):
@@ -72,8 +76,9 @@ def load_items(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RolloutError(f"{path}:{number}: invalid rollout line: {exc}") from exc
+        except json.JSONDecodeError as exc:  # P1-IN-04: e.g. a line cut off by a crash
+            log.warning("%s:%d: skipping a line that is not JSON: %s", path, number, exc)
+            continue
         if not isinstance(entry, dict) or entry.get("type") != "response_item":
             continue
         payload = entry.get("payload")

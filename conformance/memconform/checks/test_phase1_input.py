@@ -160,6 +160,38 @@ def test_not_truncated(home: CodexHome, model: MockModel, run_startup: StartupRu
     assert body in text, "a rollout inside the budget was not sent whole"
 
 
+UNPARSABLE = {
+    # name: (where the line goes, the line) — a line a crash or another writer left behind
+    "garbage-between-turns": ("middle", "this is not json"),
+    "half-written-last-line": ("end", '{"timestamp":"2026-06-01T00:00:00.000Z","type":"resp'),
+    "truncated-object-first": ("start", '{"type": "response_item", "payload": {'),
+}
+
+
+@check("p1.in.unparsable-line", title="a rollout line that is not JSON is skipped and the "
+       "rest of the thread is extracted", rules=("P1-IN-04",), level="MUST", area="phase1")
+@pytest.mark.parametrize("case", sorted(UNPARSABLE))
+def test_unparsable_line(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                         case: str) -> None:
+    configure(home)
+    thread = home.add_thread(user_text="Remember BEFORE-BAD-LINE.",
+                             assistant_text="Noted AFTER-BAD-LINE.")
+    where, bad = UNPARSABLE[case]
+    lines = thread.rollout_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = {"start": 1, "middle": len(lines) - 1, "end": len(lines)}[where]  # after session_meta
+    lines.insert(at, bad + ("" if where == "end" else "\n"))
+    thread.rollout_path.write_text("".join(lines), encoding="utf-8")
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    text = user_text(extracted_once(model, thread.id, "the thread with an unparsable line"))
+    for marker in ("BEFORE-BAD-LINE", "AFTER-BAD-LINE"):
+        assert marker in text, f"the message around the unparsable line ({marker}) was not sent"
+    assert bad not in text, "the unparsable line itself was sent to the model"
+    row = job(home, thread.id)
+    assert row is not None, "the extracted thread has no stage-1 job row"
+    assert row["status"] == "done", "one unparsable line failed the whole extraction"
+
+
 @check("p1.in.unreadable-rollout", title="a missing rollout file fails the job without a "
        "request", rules=("P1-IN-01", "P1-JOB-05"), level="MUST", area="phase1")
 def test_missing_rollout(home: CodexHome, model: MockModel, run_startup: StartupRunner,
