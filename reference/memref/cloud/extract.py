@@ -1,19 +1,25 @@
 """Extraction: after each worker round (or on a manual run) every completed task of a user is
 passed through the gates, then stored once as a redacted project-level memory; every skip is
-logged with its reason and retried later (CLOUD-GATE-01..06, CLOUD-CONT-01..04)."""
+logged with its reason and retried later (CLOUD-GATE-01..06, CLOUD-CONT-01..04).
+
+A sweep commits task by task: each task is claimed (its row locked, skipped if another sweep
+holds it), checked again, gated, stored and logged in a transaction of its own, so a crash keeps
+the tasks done before it and other users' writes are never queued behind a whole round."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Connection, and_, delete, exists, insert, select, update
 
+from memref.cloud import db
 from memref.cloud import settings as user_settings
 from memref.cloud.redact import redact
-from memref.cloud.schema import extraction_log, memories, quotas, task_flags, tasks
+from memref.cloud.schema import extraction_log, memories, projects, quotas, task_flags, tasks
 
 RESULT_CHARS = 800
 LOG_LIMIT = 100
@@ -123,11 +129,8 @@ def store(con: Connection, task: dict[str, Any], now: int) -> None:
 
 def log(con: Connection, user_id: str, task_id: str, reason: str | None, now: int) -> None:
     """One entry per task, overwritten; only the newest LOG_LIMIT entries of a user stay."""
-    con.execute(delete(extraction_log).where(and_(extraction_log.c.user_id == user_id,
-                                                  extraction_log.c.task_id == task_id)))
-    con.execute(insert(extraction_log).values(
-        user_id=user_id, task_id=task_id, outcome="skipped" if reason else "extracted",
-        reason=reason, at=now))
+    db.upsert(con, extraction_log, ["user_id", "task_id"], user_id=user_id, task_id=task_id,
+              outcome="skipped" if reason else "extracted", reason=reason, at=now)
     keep = select(extraction_log.c.task_id).where(extraction_log.c.user_id == user_id).order_by(
         extraction_log.c.at.desc(), extraction_log.c.task_id.desc()).limit(LOG_LIMIT)
     con.execute(delete(extraction_log).where(and_(extraction_log.c.user_id == user_id,
@@ -137,21 +140,45 @@ def log(con: Connection, user_id: str, task_id: str, reason: str | None, now: in
 def sweep(con: Connection, now: int, faults: Faults, *, user_id: str | None = None,
           force: bool = False) -> SweepResult:
     """Extract what passes the gates among completed, not yet extracted tasks (of one user,
-    or of everyone)."""
+    or of everyone), one transaction per task. `con` is outside a transaction (what it holds
+    is committed first); a task another sweep is working on is left to that sweep."""
+    con.commit()
     done = SweepResult()
-    pending = select(tasks).where(and_(
+    pending = select(tasks.c.id).where(and_(
         tasks.c.status == "completed",
         ~exists().where(memories.c.source_task_id == tasks.c.id))).order_by(
         tasks.c.finished_at, tasks.c.id)
     if user_id is not None:
         pending = pending.where(tasks.c.user_id == user_id)
-    for task in [dict(r) for r in con.execute(pending).mappings()]:
-        prefs = user_settings.read(con, task["user_id"])
-        reason = gate(con, task, prefs, now, force, faults)
-        if reason is None:
-            store(con, task, now)
-            done.extracted.append(task["id"])
-        else:
-            done.skipped[task["id"]] = reason
-        log(con, task["user_id"], task["id"], reason, now)
+    ids = list(con.execute(pending).scalars())
+    con.commit()
+    for task_id in ids:
+        db.retry_on(con, partial(_one, con, task_id, now, faults, force, done))
     return done
+
+
+def _one(con: Connection, task_id: str, now: int, faults: Faults, force: bool,
+         done: SweepResult) -> None:
+    """Claim, gate, store and log one task, then commit; nothing if it is claimed by another
+    sweep or already extracted."""
+    row = con.execute(select(tasks).where(and_(tasks.c.id == task_id,
+                                               tasks.c.status == "completed"))
+                      .with_for_update(key_share=True, skip_locked=True)).mappings().first()
+    if row is None or con.execute(select(memories.c.id).where(
+            memories.c.source_task_id == task_id)).first() is not None:
+        con.rollback()
+        return
+    task = dict(row)
+    # memories of one project are superseded by goal: their stores go one at a time
+    con.execute(select(projects.c.id).where(projects.c.id == task["project_id"])
+                .with_for_update(key_share=True))
+    prefs = user_settings.read(con, task["user_id"])
+    reason = gate(con, task, prefs, now, force, faults)
+    if reason is None:
+        store(con, task, now)
+    log(con, task["user_id"], task["id"], reason, now)
+    con.commit()
+    if reason is None:
+        done.extracted.append(task["id"])
+    else:
+        done.skipped[task["id"]] = reason

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Connection,
     Engine,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -95,6 +99,7 @@ memories = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("superseded", Boolean, nullable=False),
 )
+Index("ix_memories_goal", memories.c.project_id, memories.c.goal_key)
 
 extraction_log = Table(
     "auto_memory_log", metadata,
@@ -115,19 +120,39 @@ audit_events = Table(
     Column("at", BigInteger, nullable=False),
 )
 
+# Requests run their database work in the thread pool of the server (anyio's default limiter,
+# set to REQUEST_THREADS at startup); each holds at most one connection at a time, so the pool
+# covers every request thread, the worker loop and a few spares: a request never waits for a
+# connection another request holds while waiting for a thread.
+REQUEST_THREADS = 40
+POOL_SIZE = REQUEST_THREADS + 4
+POOL_OVERFLOW = 8
+POOL_TIMEOUT_S = 30
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+# an execution option: the connection's transactions write (SQLite: BEGIN IMMEDIATE, so two
+# writers queue on the busy timeout instead of failing when a reader upgrades)
+WRITE = "memref_write"
 
 
 def engine_for(url: str) -> Engine:
-    """An engine with the schema created; SQLite gets foreign keys and a busy timeout."""
-    engine = create_engine(url, future=True, pool_pre_ping=True)
+    """An engine with the schema created. SQLite gets foreign keys, WAL, a busy timeout, and
+    transactions begun by SQLAlchemy (BEGIN IMMEDIATE on connections marked WRITE)."""
+    engine = create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE,
+                           max_overflow=POOL_OVERFLOW, pool_timeout=POOL_TIMEOUT_S)
     if engine.dialect.name == "sqlite":
         @event.listens_for(engine, "connect")
-        def _pragmas(dbapi: object, _record: object) -> None:
-            cursor = dbapi.cursor()  # type: ignore[attr-defined]
+        def _pragmas(dbapi: Any, _record: object) -> None:
+            dbapi.isolation_level = None  # SQLAlchemy emits BEGIN (below); sqlite3 commits
+            cursor = dbapi.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(con: Connection) -> None:
+            immediate = con.get_execution_options().get(WRITE)
+            con.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
     metadata.create_all(engine)
     return engine

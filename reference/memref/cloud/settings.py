@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from sqlalchemy import Connection, select
 
+from memref.cloud.db import check_text, insert_or_ignore
 from memref.cloud.schema import settings
 
 DEFAULTS: dict[str, Any] = {
@@ -23,6 +24,8 @@ DEFAULTS: dict[str, Any] = {
 }
 MAX_SECONDS = 30 * 86_400
 MAX_CHARS = 1_000_000
+# a model name: any text a database stores unchanged (no NUL, no lone surrogate)
+ModelName = Annotated[str, AfterValidator(check_text)]
 
 
 class SettingsUpdate(BaseModel):
@@ -37,8 +40,8 @@ class SettingsUpdate(BaseModel):
     idle_seconds: int | None = Field(None, ge=0, le=MAX_SECONDS)
     min_duration_seconds: int | None = Field(None, ge=0, le=MAX_SECONDS)
     min_result_chars: int | None = Field(None, ge=0, le=MAX_CHARS)
-    extract_model: str | None = Field(None, min_length=1, max_length=200)
-    consolidation_model: str | None = Field(None, min_length=1, max_length=200)
+    extract_model: ModelName | None = Field(None, min_length=1, max_length=200)
+    consolidation_model: ModelName | None = Field(None, min_length=1, max_length=200)
 
 
 NOT_NULL = ("generate_memories", "use_memories", "disable_on_external_context",
@@ -56,9 +59,12 @@ def read(con: Connection, user_id: str) -> dict[str, Any]:
 def update(con: Connection, user_id: str, change: SettingsUpdate,
            sent: set[str]) -> dict[str, Any]:
     """Apply the fields that were sent; `null` clears a model name and is refused for the
-    others (the caller checks that first)."""
-    values = read(con, user_id)
+    others (the caller checks that first). The user's row is created if missing, then locked,
+    so concurrent updates apply one after the other and none is lost."""
+    insert_or_ignore(con, settings, ["user_id"], user_id=user_id, **DEFAULTS)
+    row = con.execute(select(settings).where(settings.c.user_id == user_id)
+                      .with_for_update(key_share=True)).mappings().one()
+    values = {key: row[key] for key in DEFAULTS}
     values.update({key: getattr(change, key) for key in sent})
-    con.execute(settings.delete().where(settings.c.user_id == user_id))
-    con.execute(settings.insert().values(user_id=user_id, **values))
+    con.execute(settings.update().where(settings.c.user_id == user_id).values(**values))
     return values

@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import threading
 
-from memref.cloud import extract
 from memref.cloud.app import Service
 
 log = logging.getLogger(__name__)
@@ -19,10 +18,9 @@ def start(service: Service, interval_s: float) -> threading.Event:
     def loop() -> None:
         while not stop.wait(interval_s):
             try:
-                with service.engine.begin() as con:
-                    done = extract.sweep(con, service.now(), service.faults)
-                if done.extracted:
-                    log.info("worker round extracted %s", done.extracted)
+                done = service.sweep()
+                if done["extracted"]:
+                    log.info("worker round extracted %s", done["extracted"])
             except Exception:  # a failed round is retried by the next one
                 log.exception("worker round failed")
 
