@@ -5,6 +5,7 @@ isolated from the user's git configuration."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -39,7 +40,8 @@ class Diff:
         return bool(self.changes)
 
 
-def _git(root: Path, *args: str, now: int | None = None, index: Path | None = None) -> str:
+def _git(root: Path, *args: str, now: int | None = None, index: Path | None = None,
+         stdin: bytes | None = None) -> str:
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
            "GIT_DIR": str(root / ".git"), "GIT_WORK_TREE": str(root),
            "GIT_AUTHOR_NAME": NAME, "GIT_AUTHOR_EMAIL": EMAIL,
@@ -50,7 +52,7 @@ def _git(root: Path, *args: str, now: int | None = None, index: Path | None = No
         env["GIT_INDEX_FILE"] = str(index)
     command = ["git"] + [part for s in SETTINGS for part in ("-c", s)] + list(args)
     try:
-        done = subprocess.run(command, cwd=root, env=env, capture_output=True,
+        done = subprocess.run(command, cwd=root, env=env, capture_output=True, input=stdin,
                               timeout=GIT_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise WorkspaceError(f"git {args[0]} in {root}: {exc}") from exc
@@ -71,8 +73,9 @@ def _commit_baseline(root: Path, now: int) -> None:
     _remove(root / ".git")
     _git(root, "init", "-q")
     _git(root, "add", "--all", "--force")
-    _git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", MESSAGE, "-m", TRAILER,
-         now=now)
+    # GIT-01: the message exactly, without the final newline `-m` would add
+    _git(root, "commit", "-q", "--allow-empty", "--no-verify", "--cleanup=verbatim", "-F", "-",
+         now=now, stdin=f"{MESSAGE}\n\n{TRAILER}".encode())
 
 
 def _usable(root: Path) -> bool:
@@ -102,13 +105,24 @@ def diff(root: Path) -> Diff:
         _git(root, "add", "--all", "--force", index=index)
         names = _git(root, "diff", "--cached", "--no-renames", "--name-status", "-z", "HEAD",
                      index=index)
-        text = _git(root, "diff", "--cached", "--no-renames", "HEAD", index=index)
+        text = _plain_headers(_git(root, "diff", "--cached", "--no-renames", "HEAD",
+                                   index=index))
     fields = names.split("\0")
     # git's T (type change, e.g. file to symlink) is a modification here
     changes = [(fields[i] if fields[i] in ("A", "D") else "M", fields[i + 1])
                for i in range(0, len(fields) - 1, 2)]
     changes.sort(key=lambda change: change[1].encode("utf-8"))
     return Diff(changes, text)
+
+
+_INDEX_LINE = re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+(?: [0-7]+)?\n", re.M)
+_HUNK_CONTEXT = re.compile(r"^(@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@).*$", re.M)
+
+
+def _plain_headers(text: str) -> str:
+    """git's diff without its `index` lines and the text after a hunk header (DIFF-01): a
+    content line starts with a space, `+`, `-` or `\\`, so only header lines match."""
+    return _HUNK_CONTEXT.sub(r"\1", _INDEX_LINE.sub("", text))
 
 
 def _cut(text: str, limit: int) -> str:
