@@ -4,6 +4,7 @@ that crashed under its lease."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from memconform.adapters import Adapter
 from memconform.checks.consolidation import (
@@ -27,9 +28,17 @@ from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, custom_tool_call, message
 from memconform.registry import check
+from memconform.verdicts import fail
 
 SESSIONS = 4
 
+
+def baseline(root: Path) -> Path:
+    """The memory root, which must be a git work tree by now (the run's baseline)."""
+    if not (root / ".git").exists():
+        state = "has no .git" if root.is_dir() else "was not created"
+        fail(f"the memory root {state}: no consolidation baseline was committed ({root})")
+    return root
 
 
 @check("p2.race.one-agent", title="startups racing on one home run one consolidation agent "
@@ -41,34 +50,48 @@ def test_one_agent(home: CodexHome, model: MockModel, clock: HarnessClock,
         seed_memory(home, age_s=age * 3600)
     agent_finishes(model, message(DONE).after(0.3))
     race(home, clock, impl_pool(SESSIONS), seed=2000)
-    assert consolidations(model) == 1, f"{consolidations(model)} agents ran"
+    assert consolidations(model) == 1, \
+        f"{SESSIONS} startups racing on one home did not run exactly one consolidation agent"
     job = global_job(home)
-    assert job is not None and job["status"] == "done", f"job: {job}"
-    root = home.memory_root
-    assert len(commits(root)) == 1 and RAW in committed_files(root)
-    assert status(root) == ""
+    assert job is not None, "the racing startups left no memory_consolidate_global job row"
+    assert job["status"] == "done", "the consolidation job is not done after the race"
+    root = baseline(home.memory_root)
+    assert len(commits(root)) == 1, \
+        "the racing startups did not leave exactly one baseline commit in the memory root"
+    assert RAW in committed_files(root), f"the baseline commit does not contain {RAW}"
+    assert status(root) == "", "the memory root has uncommitted changes after the race"
 
 
-def steal(home: CodexHome, clock: HarnessClock) -> Callable[[], None]:
+def steal(home: CodexHome, clock: HarnessClock, stolen: list[int]) -> Callable[[], None]:
     def probe() -> None:
         changed = home.execute(
             home.memories_db, "UPDATE jobs SET ownership_token = 'thief', worker_id = 'thief',"
             " lease_until = ? WHERE kind = ? AND status = 'running'",
             (clock.now + 7200, GLOBAL))
-        assert changed == 1, "no running consolidation job to take over"
+        assert changed == 1, "the consolidation agent was started without a running " \
+            "consolidation job row to take over"
+        stolen.append(changed)
     return probe
 
 
 def stolen_run(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                clock: HarnessClock) -> None:
+    """One startup whose job is taken over by another token while the agent's first reply
+    (an apply_patch call adding MEMORY.md) is on its way; fails unless the takeover happened."""
     configure(home)
     seed_memory(home)
+    stolen: list[int] = []
     patch = add_file("MEMORY.md", "# Memory\n- written by a stale worker")
     agent_patches(model, patch,
                   first=custom_tool_call("apply_patch", patch, "call_patch").probed(
-                      steal(home, clock)))
+                      steal(home, clock, stolen)))
     run_startup(home)
-    assert not model.probe_errors, model.probe_errors
+    if model.probe_errors:
+        fail("the job could not be taken over while the agent ran: "
+             + "; ".join(model.probe_errors))
+    if not stolen:
+        fail("no consolidation agent was started, so the job was never taken over mid-run",
+             expected=1, actual=consolidations(model))
 
 
 @check("p2.race.lost-ownership", title="a worker that lost the job mid-run resets no baseline "
@@ -77,11 +100,13 @@ def test_lost_ownership(home: CodexHome, model: MockModel, run_startup: StartupR
                         clock: HarnessClock) -> None:
     stolen_run(home, model, run_startup, clock)
     job = global_job(home)
-    assert job is not None
+    assert job is not None, "the memory_consolidate_global job row was deleted"
     assert (job["status"], job["ownership_token"]) == ("running", "thief"), \
-        f"the stale worker wrote the job row: {job}"
-    assert job["last_error"] is None and job["finished_at"] is None
-    assert RAW not in committed_files(home.memory_root), "the stale worker reset the baseline"
+        "the stale worker wrote the job row after it was taken over"
+    assert job["last_error"] is None, "the stale worker recorded a last_error on the job"
+    assert job["finished_at"] is None, "the stale worker recorded a finished_at on the job"
+    assert RAW not in committed_files(baseline(home.memory_root)), \
+        "the stale worker reset the baseline after the job was taken over"
 
 
 @check("p2.race.lost-ownership-writes", title="a worker that lost the job mid-run applies no "
@@ -89,7 +114,9 @@ def test_lost_ownership(home: CodexHome, model: MockModel, run_startup: StartupR
 def test_lost_ownership_writes(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                                clock: HarnessClock) -> None:
     stolen_run(home, model, run_startup, clock)
-    assert not (home.memory_root / "MEMORY.md").exists(), "the stale worker's edit landed"
+    assert not (home.memory_root / "MEMORY.md").exists(), \
+        "the stale worker's apply_patch edit landed: MEMORY.md was written after the job " \
+        "was taken over"
 
 
 @check("p2.race.crashed-run", title="a run that died under its lease is taken over once the "
@@ -103,7 +130,12 @@ def test_crashed_run(home: CodexHome, model: MockModel, run_startup: StartupRunn
                  last_success_watermark=0)
     agent_finishes(model)
     run_startup(home)
-    assert consolidations(model) == 1
+    assert consolidations(model) == 1, \
+        "the startup did not run one consolidation agent on the job whose lease had expired"
     job = global_job(home)
-    assert job is not None and job["status"] == "done" and job["ownership_token"] != "dead"
-    assert status(home.memory_root) == ""
+    assert job is not None, "the memory_consolidate_global job row was deleted"
+    assert job["status"] == "done", "the job taken over from the crashed run is not done"
+    assert job["ownership_token"] != "dead", \
+        "the job still carries the crashed run's ownership token"
+    assert status(baseline(home.memory_root)) == "", \
+        "the memory root has uncommitted changes after the takeover run"
