@@ -11,12 +11,16 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import httpx
 
 from memconform.cloud import postgres
 
 START_TIMEOUT_S = 60
+READY_POLL_S = 0.05
 TOKEN_ENV = "MEMCONFORM_CLOUD_TOKEN"
 
 
@@ -126,7 +130,28 @@ def start(impl: str, db: str) -> Service:
         raise CloudSpecError(f"{module} did not start: {line or error[-1500:]}")
     service.base_url = line.removeprefix("listening on ")
     threading.Thread(target=_drain, args=(process, service.log), daemon=True).start()
+    try:
+        wait_ready(service, START_TIMEOUT_S)
+    except BaseException:
+        service.stop()
+        raise
     return service
+
+
+def wait_ready(service: Service, timeout_s: float) -> None:
+    """Return once the service answers HTTP (any status: it is up); raise if it exits or
+    stays silent for `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        service.check_alive()
+        try:
+            httpx.get(f"{service.base_url}/", timeout=max(0.1, deadline - time.monotonic()))
+            return
+        except httpx.TransportError as exc:
+            if time.monotonic() >= deadline:
+                raise CloudSpecError(f"the cloud service at {service.base_url} did not answer "
+                                     f"within {timeout_s:.0f} s: {exc}") from exc
+        time.sleep(READY_POLL_S)
 
 
 def _drain(process: subprocess.Popen[str], log: list[str]) -> None:

@@ -25,6 +25,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from sqlalchemy import Connection, Engine, delete, insert, select
 from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memref.cloud import access, db, extract, inject
 from memref.cloud import settings as user_settings
@@ -46,6 +47,7 @@ from memref.cloud.schema import (
 
 T = TypeVar("T")
 MAX_BODY_BYTES = 1024 * 1024
+TOO_LARGE = f"request body over {MAX_BODY_BYTES // 1024 // 1024} MiB"
 MAX_ERRORS_SHOWN = 5
 RETRY_AFTER_S = "1"
 # text a database stores unchanged on every backend (no NUL, no lone surrogate)
@@ -188,6 +190,35 @@ def _install_error_handlers(app: FastAPI) -> None:
             "Retry-After": RETRY_AFTER_S})
 
 
+class BodyLimit:
+    """Refuse a request body over `limit` bytes with 413: by its Content-Length before reading
+    anything, else (a chunked body) as soon as the bytes read pass the limit."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await refusal(413, TOO_LARGE)(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise HTTPException(413, TOO_LARGE)
+            return message
+
+        await self.app(scope, limited, send)
+
+
 @asynccontextmanager
 async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
     # request threads and the connection pool are sized together (schema.POOL_SIZE)
@@ -198,8 +229,8 @@ async def _lifespan(_app: FastAPI) -> AsyncIterator[None]:
 def create_app(database_url: str, conformance_token: str | None = None) -> FastAPI:
     """The app on `database_url`; the conformance API exists only with a token."""
     service = Service(engine_for(database_url), conformance_token)
-    app = FastAPI(title="memref cloud auto-memory", max_body_size=MAX_BODY_BYTES,
-                  lifespan=_lifespan)
+    app = FastAPI(title="memref cloud auto-memory", lifespan=_lifespan)
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     app.state.service = service
     _install_error_handlers(app)
 

@@ -5,9 +5,11 @@ that tolerate the row already being there, and text the database can store on ev
 from __future__ import annotations
 
 import random
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, Table
@@ -22,6 +24,40 @@ BACKOFF_S = 0.02
 # PostgreSQL: serialization_failure, deadlock_detected, lock_not_available
 RETRY_SQLSTATES = {"40001", "40P01", "55P03"}
 TEXT_MESSAGE = "text must be valid Unicode without NUL characters"
+
+
+class FairLock:
+    """A first-come, first-served lock: SQLite has one writer at a time, and its busy handler
+    polls, so a writer that commits and begins again at once (a sweep, task after task) would
+    starve the others; in this process they take turns in arrival order instead."""
+
+    def __init__(self) -> None:
+        self._turns = threading.Condition()
+        self._next = self._serving = 0
+
+    def __enter__(self) -> None:
+        with self._turns:
+            ticket, self._next = self._next, self._next + 1
+            while ticket != self._serving:
+                self._turns.wait()
+
+    def __exit__(self, *_exc: object) -> None:
+        with self._turns:
+            self._serving += 1
+            self._turns.notify_all()
+
+
+_WRITERS: weakref.WeakKeyDictionary[Engine, FairLock] = weakref.WeakKeyDictionary()
+_WRITERS_LOCK = threading.Lock()
+
+
+def serialized(engine: Engine) -> FairLock | nullcontext[None]:
+    """Held around a write transaction: SQLite writers of this process take turns
+    (PostgreSQL locks rows instead)."""
+    if engine.dialect.name != "sqlite":
+        return nullcontext()
+    with _WRITERS_LOCK:
+        return _WRITERS.setdefault(engine, FairLock())
 
 
 class Busy(RuntimeError):
@@ -70,7 +106,7 @@ def write(engine: Engine, work: Callable[[Connection], T]) -> T:
     """`work` in one write transaction, run again from the start when it collided with
     another transaction; Busy when it kept colliding."""
     for attempt in range(ATTEMPTS):
-        with writer(engine) as con:
+        with serialized(engine), writer(engine) as con:
             try:
                 with con.begin():
                     return work(con)
@@ -82,15 +118,16 @@ def write(engine: Engine, work: Callable[[Connection], T]) -> T:
 
 
 def retry_on(con: Connection, work: Callable[[], T]) -> T:
-    """`work` on `con` (outside a transaction; `work` commits), rolled back and run again when
-    it collided with another transaction."""
+    """`work` on `con` (outside a transaction; `work` commits or rolls back), rolled back and
+    run again when it collided with another transaction."""
     for attempt in range(ATTEMPTS):
-        try:
-            return work()
-        except DBAPIError as exc:
-            con.rollback()
-            if not retryable(exc):
-                raise
+        with serialized(con.engine):
+            try:
+                return work()
+            except BaseException as exc:
+                con.rollback()
+                if not (isinstance(exc, DBAPIError) and retryable(exc)):
+                    raise
         pause(attempt)
     raise Busy("the database stayed busy with other changes")
 

@@ -150,11 +150,16 @@ def sweep(con: Connection, now: int, faults: Faults, *, user_id: str | None = No
         tasks.c.finished_at, tasks.c.id)
     if user_id is not None:
         pending = pending.where(tasks.c.user_id == user_id)
-    ids = list(con.execute(pending).scalars())
-    con.commit()
+    ids = db.retry_on(con, partial(_pending, con, pending))
     for task_id in ids:
         db.retry_on(con, partial(_one, con, task_id, now, faults, force, done))
     return done
+
+
+def _pending(con: Connection, pending: Any) -> list[str]:
+    ids = [str(i) for i in con.execute(pending).scalars()]
+    con.commit()
+    return ids
 
 
 def _one(con: Connection, task_id: str, now: int, faults: Faults, force: bool,

@@ -1,5 +1,7 @@
 """`python -m memref.cloud.serve`: run the cloud service on a loopback port and print its
-address (`listening on http://HOST:PORT`) once it accepts connections."""
+address (`listening on http://HOST:PORT`) once it accepts connections: the socket listens and
+the server has started (its lifespan ran and it serves the socket) before the line is
+printed."""
 
 from __future__ import annotations
 
@@ -19,6 +21,20 @@ except ModuleNotFoundError as exc:  # the service stack is the `cloud` extra
 
 DEFAULT_DB = "sqlite:///memref-cloud.sqlite"
 DEFAULT_WORKER_INTERVAL_S = 60.0
+BACKLOG = 2048
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that announces its address once it serves its socket."""
+
+    def __init__(self, config: uvicorn.Config, address: str) -> None:
+        super().__init__(config)
+        self.address = address
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and not self.should_exit:
+            print(f"listening on {self.address}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,17 +59,18 @@ def main(argv: list[str] | None = None) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # inherited by connections
     sock.bind((args.host, args.port))
+    sock.listen(BACKLOG)  # connections queue from now on; they are served once it started
     host, port = sock.getsockname()[:2]
-    print(f"listening on http://{host}:{port}", flush=True)
     logging.basicConfig(level=logging.WARNING)
     interval = args.worker_interval
     if interval is None:
         interval = 0.0 if args.conformance_token else DEFAULT_WORKER_INTERVAL_S
     if interval > 0:
         worker.start(app.state.service, interval)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(
-        sockets=[sock])
-    return 0
+    config = uvicorn.Config(app, log_level="warning", access_log=False, backlog=BACKLOG)
+    server = _Server(config, f"http://{host}:{port}")
+    server.run(sockets=[sock])
+    return 0 if server.started else 1
 
 
 if __name__ == "__main__":
