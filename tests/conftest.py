@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +12,12 @@ from typing import Any
 pytest_plugins = ["pytester"]
 
 
-def run_cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """`python -m memconform ARGS` in a subprocess, bounded in time."""
+def run_cli(*args: str, cwd: Path, timeout: float = 300,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m memconform ARGS` in a subprocess, bounded in time; `env` adds variables."""
     return subprocess.run([sys.executable, "-m", "memconform", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                          capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                          env={**os.environ, **(env or {})})
 
 
 def statuses(report_dir: Path) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -217,6 +218,86 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: fl
                         strict_expectations, adapter_timeout, quiet, verbose, keep, profile,
                         cloud_db, startup_timeout)
     sys.exit(_execute(args, report_dir, strict_expectations))
+
+
+@main.command("diff")
+@click.option("--impl", "impls", multiple=True, required=True,
+              help="An implementation (give exactly two); see `run --impl`.")
+@click.option("--area", "areas", multiple=True, type=click.Choice(sorted(AREAS)),
+              help="Only checks of this area (repeatable).")
+@click.option("--id", "ids", multiple=True, help="Only this check id (repeatable).")
+@click.option("-k", "--match", "matches", multiple=True, help="Only check ids matching this.")
+@click.option("--allowed", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="TOML file of differences the rules allow ([[allow]] "
+                                 "entries: checks, where, reason).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("memconform-diff"), show_default=True,
+              help="Where both runs' reports and states and diff.json / diff.md go.")
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table",
+              show_default=True)
+@click.option("-n", "workers", type=click.IntRange(min=0), default=0,
+              help="Parallel workers for each run.")
+@click.option("--adapter-timeout", type=click.FloatRange(min=0.1), default=120.0,
+              show_default=True)
+def diff_command(impls: tuple[str, ...], areas: tuple[str, ...], ids: tuple[str, ...],
+                 matches: tuple[str, ...], allowed: Path | None, out: Path, fmt: str,
+                 workers: int, adapter_timeout: float) -> None:
+    """Run the same checks on two implementations and report every difference in what they
+    left behind: database rows, memory files, model requests, protocol answers."""
+    from memconform import capture, differential
+
+    if len(impls) != 2:
+        raise click.UsageError(f"give exactly two --impl (got {len(impls)})")
+    _check_selection("local", ids, matches)
+    try:
+        allowances = differential.load_allowed(allowed)
+    except differential.DiffError as exc:
+        raise click.UsageError(str(exc)) from exc
+    captures = []
+    for side, impl in zip("ab", impls, strict=True):
+        report_dir, states = out / side / "report", out / side / "state"
+        if states.exists():
+            shutil.rmtree(states)
+        args = _pytest_args(impl, areas, ids, matches, None, report_dir, workers, False, False,
+                            adapter_timeout, True)
+        # the wall clock on both sides: times compare as offsets from each check's clock
+        args += ["--capture-state", str(states), "--no-clock-inject"]
+        console.print(f"[bold]{side}[/bold]: {escape(impl)}")
+        code = _pytest(args)
+        if code in (2, 3, 4, 5) and not states.is_dir():
+            console.print(f"[red]memconform diff: the run of {escape(impl)} produced no "
+                          f"states (pytest exit {code})[/red]")
+            sys.exit(rep.EXIT_HARNESS)
+        captures.append(capture.load(states) if states.is_dir() else {})
+    results, only_a, only_b = differential.compare(captures[0], captures[1], allowances)
+    data = differential.summary(results, (impls[0], impls[1]), allowances, (only_a, only_b))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "diff.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
+                                   encoding="utf-8")
+    (out / "diff.md").write_text(differential.markdown(data), encoding="utf-8")
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+    elif fmt == "md":
+        click.echo(differential.markdown(data))
+    else:
+        table = Table(title=f"{impls[0]} vs {impls[1]}")
+        for column in ("check", "a / b", "where", "a", "b"):
+            table.add_column(column, overflow="fold")
+        for result in data["results"]:
+            for d in result["differences"]:
+                if d["allowed"] is None:
+                    table.add_row(escape(result["id"]),
+                                  f"{result['status_a']} / {result['status_b']}",
+                                  escape(d["where"]), escape(str(d["a"])[:120]),
+                                  escape(str(d["b"])[:120]))
+        console.print(table)
+    for entry in data["stale_allowances"]:
+        console.print(f"[yellow]stale allowance:[/yellow] {escape(str(entry['checks']))} "
+                      f"{escape(str(entry['where']))} (matched no difference)")
+    console.print(f"{data['checks']} checks compared: {data['undeclared']} undeclared "
+                  f"differences in {data['checks_with_undeclared']} checks, {data['allowed']} "
+                  f"allowed; {out / 'diff.md'}")
+    sys.exit(1 if data["undeclared"] else 0)
 
 
 @main.command()

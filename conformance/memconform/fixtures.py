@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memconform.adapters import Adapter, ImplSpecError, resolve
+from memconform.adapters import Adapter, ImplSpecError, Unsupported, resolve
 from memconform.bundles import describe_home
 from memconform.clock import HarnessClock
 from memconform.home import CodexHome
@@ -62,6 +62,8 @@ def _memconform_gate(request: pytest.FixtureRequest) -> Iterator[None]:
     if reason is not None:
         raise NotImplementedHere(reason)
     for capability in meta.needs:
+        if capability == "clock.inject" and request.config.getoption("--no-clock-inject"):
+            raise Unsupported("clock.inject: not used in this run (--no-clock-inject)")
         adapter.require(capability)
     adapter.transcript = []
     adapter.before_call = _home_snapshot(request.node)
@@ -91,8 +93,9 @@ def facts(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 @pytest.fixture
-def clock(impl: Adapter) -> HarnessClock:
-    return HarnessClock(injected=impl.supports("clock.inject"))
+def clock(impl: Adapter, request: pytest.FixtureRequest) -> HarnessClock:
+    return HarnessClock(injected=impl.supports("clock.inject")
+                        and not request.config.getoption("--no-clock-inject"))
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,9 @@ controller the phases become one record per check, progress lines and the report
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 import signal
 import threading
 from collections.abc import Generator
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from memconform import bundles, fixtures, resources
+from memconform import bundles, capture, fixtures, resources
 from memconform.adapters import Adapter, AdapterError, ImplSpecError, Rejected, Unsupported, resolve
 from memconform.cloud.service import CloudSpecError, db_label
 from memconform.cloud.service import validate as validate_cloud
@@ -95,8 +97,24 @@ def _codex_homes_outside_tmp(config: pytest.Config) -> None:
         return
     if config.option.basetemp is None:
         from memconform.codex.binary import work_dir
-        work_dir().mkdir(parents=True, exist_ok=True)  # pytest creates only the last level
-        config.option.basetemp = str(work_dir() / "pytest")
+        base = work_dir()
+        base.mkdir(parents=True, exist_ok=True)  # pytest creates only the last level
+        # one folder per run, so two runs at once never share homes; a dead run's goes
+        for stale in base.glob("pytest-*"):
+            pid = stale.name.removeprefix("pytest-")
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(stale, ignore_errors=True)
+        config.option.basetemp = str(base / f"pytest-{os.getpid()}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -203,6 +221,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     final = report.when == "call" or (report.when == "setup" and result.status != "pass")
     if final:
         phase["bundle"] = _bundle(item, phase, normalize)
+        _capture(item, check_id, result.status, normalize)
     report.user_properties.append((PROP + report.when, json.dumps(phase)))
     return report
 
@@ -228,6 +247,20 @@ def _test_name(item: pytest.Item) -> str:
     """The check's pytest function, named by module (independent of the install path)."""
     module = getattr(getattr(item, "module", None), "__name__", "")
     return f"{module}::{item.name}" if module else item.name
+
+
+def _capture(item: pytest.Item, check_id: str, status: str, normalize: Normalizer) -> None:
+    out = item.config.getoption("--capture-state")
+    if out is None:
+        return
+    adapters: list[Adapter] = item.stash.get(ADAPTERS_KEY, [])
+    transcript = [entry for adapter in adapters for entry in (adapter.transcript or [])]
+    funcargs = getattr(item, "funcargs", {})
+    home = getattr(funcargs.get("home"), "path", None)
+    clock = funcargs.get("clock")
+    snapshot = capture.state(home, funcargs.get("model"), transcript,
+                             now_ms=clock.now_ms if clock is not None else None)
+    capture.write(out, check_id, status, snapshot, normalize)
 
 
 def _bundle(item: pytest.Item, phase: dict[str, Any], normalize: Normalizer) -> str | None:

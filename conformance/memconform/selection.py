@@ -54,6 +54,12 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--keep", type=Path, default=None,
                     help="write every check's bundle here (failures always get one in the "
                          "report directory)")
+    group.addoption("--no-clock-inject", action="store_true",
+                    help="use the wall clock even where the implementation takes an injected "
+                         "one (checks that need clock.inject report unsupported)")
+    group.addoption("--capture-state", type=Path, default=None,
+                    help="write every check's end state (rows, memory files, requests, "
+                         "answers) here as <check id>.json, for memconform diff")
 
 
 def pattern(text: str) -> re.Pattern[str]:

@@ -1,0 +1,255 @@
+"""Compare two implementations' end states check by check (`memconform diff`).
+
+Normalization, applied to each side before comparing (the only place it is defined):
+
+- UUIDs found in both captures of a check stay as they are (ids the harness seeded); an id
+  only one side has (a session thread, an ownership token) becomes `<id-N>`, numbered by
+  first appearance in that side's state;
+- times become offsets from the check's harness clock, rounded to minutes: whole-second and
+  millisecond integers within ten years of it, ISO-8601 stamps (`2026-06-01T09:00:00+00:00`,
+  `…Z`, `…T09-00-00` as in file names) → `<now+120m>`;
+- temporary directories and ports were already normalized in the capture (`<tmp>`, `<port>`).
+
+A difference is a path into the state with both values: rows by table and primary key
+(`db["memories_1.sqlite"].jobs["memory_stage1|<thread id>"].status`), files by path
+(`files["MEMORY.md"]`), requests by kind and number (`requests["stage1#1"].body.reasoning`),
+answers by position (`answers[0].result`). Differences the rules allow are declared in a TOML
+file of `[[allow]]` entries: `checks` (globs over check ids), `where` (globs over paths; only
+`*` and `?` are wild) and `reason`; an entry that matched nothing in a run is stale.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)T(\d\d)[:-](\d\d)[:-](\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)?")
+TEN_YEARS_S = 10 * 365 * 86_400
+
+
+class DiffError(ValueError):
+    """An allowed-differences file or a capture cannot be used."""
+
+
+def _offset(seconds: float, now_s: float) -> str:
+    return f"<now{round((seconds - now_s) / 60):+d}m>"
+
+
+def _stamp(match: re.Match[str], now_s: float) -> str:
+    day, hour, minute, second, zone = match.groups()
+    zone = "+00:00" if zone in (None, "Z") else zone
+    try:
+        moment = datetime.fromisoformat(f"{day}T{hour}:{minute}:{second}{zone}")
+    except ValueError:
+        return match.group(0)
+    return _offset(moment.timestamp(), now_s)
+
+
+class _Normalizer:
+    def __init__(self, now_ms: int | None, shared_ids: set[str]) -> None:
+        self.now_s = None if now_ms is None else now_ms / 1000
+        self.shared = shared_ids
+        self.ids: dict[str, str] = {}
+
+    def _id(self, match: re.Match[str]) -> str:
+        value = match.group(0)
+        if value in self.shared:
+            return value
+        return self.ids.setdefault(value, f"<id-{len(self.ids) + 1}>")
+
+    def text(self, value: str) -> str:
+        value = UUID.sub(self._id, value)
+        if self.now_s is not None:
+            now_s = self.now_s
+            value = STAMP.sub(lambda m: _stamp(m, now_s), value)
+        return value
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(k): self.value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, int) and not isinstance(value, bool) and self.now_s is not None:
+            if abs(value - self.now_s) < TEN_YEARS_S:
+                return _offset(value, self.now_s)
+            if abs(value / 1000 - self.now_s) < TEN_YEARS_S:
+                return _offset(value / 1000, self.now_s) + "ms"
+        return value
+
+
+def _ids(state: Any) -> set[str]:
+    return set(UUID.findall(json.dumps(state, sort_keys=True)))
+
+
+def normalize(state: dict[str, Any], shared_ids: set[str]) -> dict[str, Any]:
+    """One side's state with ids and times normalized (see the module docstring)."""
+    norm = _Normalizer(state.get("now_ms"), shared_ids)
+    body = {k: v for k, v in state.items() if k != "now_ms"}
+    out: dict[str, Any] = norm.value(body)
+    for db in out.get("db", {}).values():
+        for table, data in db.items():
+            db[table] = _keyed(data["key"], data["rows"])
+    return out
+
+
+def _keyed(key: list[str], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rows by their normalized primary key (`a|b` for a composite one); a table without one
+    by position after sorting on content."""
+    if not key:
+        ordered = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
+        return {f"#{i}": row for i, row in enumerate(ordered)}
+    return {"|".join(str(row.get(c)) for c in key): row for row in rows}
+
+
+def _path(prefix: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{prefix}[{key}]"
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", str(key)) and prefix:
+        return f"{prefix}.{key}"
+    if not prefix:
+        return str(key)
+    return f"{prefix}[{json.dumps(key)}]"
+
+
+def differences(a: Any, b: Any, where: str = "") -> list[tuple[str, Any, Any]]:
+    """Every leaf where `a` and `b` differ: (path, value in a, value in b); a missing key or
+    list element reads `<absent>`."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in sorted(set(a) | set(b), key=str):
+            out += differences(a.get(key, "<absent>"), b.get(key, "<absent>"),
+                               _path(where, key))
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        out = []
+        for index in range(max(len(a), len(b))):
+            out += differences(a[index] if index < len(a) else "<absent>",
+                               b[index] if index < len(b) else "<absent>", _path(where, index))
+        return out
+    return [] if a == b else [(where, a, b)]
+
+
+@dataclass
+class Allowance:
+    checks: list[str]
+    where: list[str]
+    reason: str
+    used: int = 0
+
+    def covers(self, check_id: str, path: str) -> bool:
+        return (any(glob(c).fullmatch(check_id) for c in self.checks)
+                and any(glob(w).fullmatch(path) for w in self.where))
+
+
+def glob(text: str) -> re.Pattern[str]:
+    """`*` any text, `?` one character, everything else literal (brackets and quotes too)."""
+    return re.compile("".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch)
+                              for ch in text), re.S)
+
+
+def load_allowed(path: Path | None) -> list[Allowance]:
+    if path is None:
+        return []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DiffError(f"{path}: cannot be read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise DiffError(f"{path}: not UTF-8 text") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise DiffError(f"{path}: not valid TOML: {exc}") from exc
+    entries = data.get("allow", [])
+    unknown = set(data) - {"allow"}
+    if unknown or not isinstance(entries, list):
+        raise DiffError(f"{path}: only [[allow]] entries are allowed (found {sorted(unknown)})")
+    out = []
+    for number, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or set(entry) != {"checks", "where", "reason"}:
+            raise DiffError(f"{path}: allow entry {number} needs exactly checks, where and "
+                            "reason")
+        checks, where, reason = entry["checks"], entry["where"], entry["reason"]
+        if (not isinstance(checks, list) or not isinstance(where, list) or not checks
+                or not where or not all(isinstance(x, str) for x in checks + where)
+                or not isinstance(reason, str) or not reason.strip()):
+            raise DiffError(f"{path}: allow entry {number}: checks and where are non-empty "
+                            "lists of globs, reason a non-empty text")
+        out.append(Allowance(checks, where, reason.strip()))
+    return out
+
+
+@dataclass
+class CheckDiff:
+    id: str
+    statuses: tuple[str, str]
+    found: list[dict[str, Any]] = field(default_factory=list)  # where, a, b, allowed (reason)
+
+    @property
+    def undeclared(self) -> list[dict[str, Any]]:
+        return [d for d in self.found if d["allowed"] is None]
+
+
+def _show(value: Any) -> Any:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 400 else text[:200] + f"…({len(text)} chars)…" + text[-150:]
+
+
+def compare(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]],
+            allowed: list[Allowance]) -> tuple[list[CheckDiff], list[str], list[str]]:
+    """Per-check differences of the checks both sides captured; plus the ids only one side
+    has."""
+    results = []
+    for check_id in sorted(set(a) & set(b)):
+        left, right = a[check_id]["state"], b[check_id]["state"]
+        shared = _ids(left) & _ids(right)
+        found = CheckDiff(check_id, (a[check_id]["status"], b[check_id]["status"]))
+        for where, x, y in differences(normalize(left, shared), normalize(right, shared)):
+            reason = None
+            for allowance in allowed:
+                if allowance.covers(check_id, where):
+                    allowance.used += 1
+                    reason = allowance.reason
+                    break
+            found.found.append({"where": where, "a": _show(x), "b": _show(y),
+                                "allowed": reason})
+        results.append(found)
+    return results, sorted(set(a) - set(b)), sorted(set(b) - set(a))
+
+
+def summary(results: list[CheckDiff], labels: tuple[str, str], allowed: list[Allowance],
+            only: tuple[list[str], list[str]]) -> dict[str, Any]:
+    """The JSON form of a comparison."""
+    return {
+        "a": labels[0], "b": labels[1], "checks": len(results),
+        "checks_with_undeclared": sum(1 for r in results if r.undeclared),
+        "undeclared": sum(len(r.undeclared) for r in results),
+        "allowed": sum(len(r.found) - len(r.undeclared) for r in results),
+        "stale_allowances": [{"checks": x.checks, "where": x.where, "reason": x.reason}
+                             for x in allowed if x.used == 0],
+        "only_in_a": only[0], "only_in_b": only[1],
+        "results": [{"id": r.id, "status_a": r.statuses[0], "status_b": r.statuses[1],
+                     "differences": r.found} for r in results if r.found],
+    }
+
+
+def markdown(data: dict[str, Any]) -> str:
+    lines = [f"# Differences: {data['a']} vs {data['b']}", "",
+             f"{data['checks']} checks compared; {data['undeclared']} undeclared differences "
+             f"in {data['checks_with_undeclared']} checks, {data['allowed']} allowed.", ""]
+    for entry in data["stale_allowances"]:
+        lines.append(f"- stale allowance (matched nothing): {entry['checks']} {entry['where']}")
+    for result in data["results"]:
+        lines += ["", f"## `{result['id']}` ({result['status_a']} / {result['status_b']})", "",
+                  "| where | a | b | allowed |", "|---|---|---|---|"]
+        for d in result["differences"]:
+            cells = [d["where"], str(d["a"]), str(d["b"]), d["allowed"] or "**no**"]
+            lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", "⏎")
+                                           for c in cells) + " |")
+    return "\n".join(lines) + "\n"
