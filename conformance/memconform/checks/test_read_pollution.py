@@ -10,14 +10,16 @@ import pytest
 from memconform.adapters import Adapter
 from memconform.checks import stage1
 from memconform.checks.consolidation import (
+    DIFF_FILE,
+    DONE,
+    RAW,
+    SECTION,
     SUMMARIES,
-    captured_run,
+    Capture,
+    agent_finishes,
     configure,
-    diff_status,
     expire_cooldown,
     global_job,
-    raw_threads,
-    run_to_success,
     seed_memory,
     summary_files,
 )
@@ -25,9 +27,10 @@ from memconform.checks.stage1 import VALID_OUTPUT, requests_for
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.mockmodel import MockModel, json_output
+from memconform.mockmodel import MockModel, json_output, message
 from memconform.registry import check
 from memconform.resources import fixture_json
+from memconform.verdicts import fail, only, produced
 
 CASES = fixture_json("read", "pollution.json")["cases"]
 NEEDS = ("turn.event",)
@@ -43,9 +46,46 @@ def event(impl: Adapter, home: CodexHome, clock: HarnessClock, thread_id: str,
 
 
 def memory_mode(home: CodexHome, thread_id: str) -> str:
-    [row] = home.query(home.state_db, "SELECT memory_mode FROM threads WHERE id = ?",
-                       (thread_id,))
+    row = only(home.query(home.state_db, "SELECT memory_mode FROM threads WHERE id = ?",
+                          (thread_id,)), "threads row for the session's thread")
     return str(row["memory_mode"])
+
+
+def consolidated(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                 capture: Capture | None = None) -> dict[str, Any]:
+    """One startup whose agent finishes at once; the consolidation job, which must be done."""
+    agent_finishes(model, message(DONE).probed(capture) if capture else None)
+    run_startup(home)
+    job = global_job(home)
+    if job is None:
+        fail("the startup left no memory_consolidate_global job row")
+    assert job["status"] == "done", \
+        "the startup's consolidation (the agent finishing at once) did not leave the job done"
+    return job
+
+
+def raw_threads(home: CodexHome) -> list[str]:
+    """The thread ids of `raw_memories.md`'s sections, in file order."""
+    return SECTION.findall(produced(home.memory_root / RAW, RAW))
+
+
+def deleted_in_diff(capture: Capture) -> list[str]:
+    """The `- D path` lines of the workspace diff the agent was started with."""
+    if not capture.arrived:
+        fail("no consolidation request reached the model")
+    if capture.diff_text is None:
+        fail(f"{DIFF_FILE} was not on disk when the consolidation agent started")
+    if "## Status" not in capture.diff_text:
+        fail(f"{DIFF_FILE} has no ## Status section")
+    section = capture.diff_text.split("## Status", 1)[1].split("## Diff", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("- D ")]
+
+
+def polluting(impl: Adapter, home: CodexHome, clock: HarnessClock, thread_id: str,
+              what: str) -> None:
+    """A web search in the thread's session, which must mark it polluted."""
+    assert event(impl, home, clock, thread_id, WEB_SEARCH), \
+        f"turn.event did not report a web search as polluting {what}"
 
 
 @check("read.poll.item", title="with disable_on_external_context, web and tool search and "
@@ -66,19 +106,39 @@ def test_item(impl: Adapter, home: CodexHome, clock: HarnessClock,
                  finished_at=clock.now - 60, input_watermark=watermark,
                  last_success_watermark=watermark)
     before = global_job(home)
-    assert event(impl, home, clock, thread.id, case["item"]) is case["polluted"]
-    assert memory_mode(home, thread.id) == case["mode_after"]
+    assert before is not None, "the harness's consolidation job row is missing"
+    item = f"the {case['item']['type']} item"
+    polluted = event(impl, home, clock, thread.id, case["item"])
+    assert polluted == case["polluted"], (
+        f"turn.event did not report {item} as polluting the thread" if case["polluted"] else
+        f"turn.event reported {item} as polluting the thread")
+    assert memory_mode(home, thread.id) == case["mode_after"], \
+        f"after {item} the thread's memory_mode is not {case['mode_after']}"
     after = global_job(home)
-    assert after is not None and before is not None
+    if after is None:
+        fail(f"after {item} the memory_consolidate_global job row is gone")
     if not case["enqueued"]:
-        assert after == before, "the consolidation job changed"
+        assert after == before, \
+            f"{item} changed the memory_consolidate_global job row, which it must leave alone"
+        if not case["polluted"]:
+            # control: the same switch set, a web search does pollute a fresh thread, so the
+            # nothing above was the item's (or the switch's) doing
+            home.write_config(memories={**case["memories"], "disable_on_external_context": True})
+            polluting(impl, home, clock, home.add_thread().id,
+                      "a fresh thread with disable_on_external_context on (control)")
         return
-    assert after["status"] == "pending", f"job status {after['status']}"
-    assert after["input_watermark"] > before["input_watermark"], "input_watermark not advanced"
+    assert after["status"] == "pending", \
+        f"{item} in a thread of the last consolidation did not re-enqueue the consolidation " \
+        "job (its status is not pending)"
+    assert after["input_watermark"] > before["input_watermark"], \
+        f"{item} did not advance the consolidation job's input_watermark"
     if clock.injected:
-        assert after["input_watermark"] == clock.now, "input_watermark is not now"
-    assert after["finished_at"] == before["finished_at"], "the success cooldown was reset"
-    assert after["retry_remaining"] >= 3
+        assert after["input_watermark"] == clock.now, \
+            f"{item} did not set the consolidation job's input_watermark to now"
+    assert after["finished_at"] == before["finished_at"], \
+        f"{item} reset the consolidation job's finished_at (the success cooldown)"
+    assert after["retry_remaining"] >= 3, \
+        f"{item} left the re-enqueued consolidation job fewer than 3 retries"
 
 
 @check("read.poll.forgotten", title="the consolidation after a selected thread is polluted "
@@ -89,15 +149,21 @@ def test_forgotten(impl: Adapter, home: CodexHome, clock: HarnessClock, model: M
     configure(home, {"disable_on_external_context": True})
     kept = seed_memory(home, slug="kept")
     polluted = seed_memory(home, slug="polluted")
-    run_to_success(home, model, run_startup)
-    [gone] = [f for f in summary_files(home) if f.endswith("-polluted.md")]
-    assert event(impl, home, clock, polluted, WEB_SEARCH)
+    consolidated(home, model, run_startup)
+    gone = only([f for f in summary_files(home) if f.endswith("-polluted.md")],
+                f"{SUMMARIES} file of the thread with slug polluted after the first consolidation")
+    polluting(impl, home, clock, polluted, "the consolidated thread")
     expire_cooldown(home)
     model.reset()
-    capture = captured_run(home, model, run_startup)
-    assert raw_threads(home) == [kept], "the polluted thread is still in raw_memories.md"
-    assert gone not in summary_files(home), "the polluted thread's summary is still there"
-    assert f"- D {SUMMARIES}/{gone}" in diff_status(capture.diff)
+    capture = Capture(home)
+    consolidated(home, model, run_startup, capture)
+    assert model.probe_errors == [], "the diff file could not be read when the agent started"
+    assert raw_threads(home) == [kept], \
+        f"{RAW} after the next consolidation does not hold only the unpolluted thread"
+    assert gone not in summary_files(home), \
+        "the polluted thread's rollout summary is still there after the next consolidation"
+    assert f"- D {SUMMARIES}/{gone}" in deleted_in_diff(capture), \
+        f"{DIFF_FILE} does not list the polluted thread's rollout summary as deleted"
 
 
 @check("read.poll.cooldown-kept", title="re-enqueueing for a polluted thread keeps the success "
@@ -107,13 +173,18 @@ def test_cooldown_kept(impl: Adapter, home: CodexHome, clock: HarnessClock, mode
                        run_startup: StartupRunner) -> None:
     configure(home, {"disable_on_external_context": True})
     thread = seed_memory(home)
-    run_to_success(home, model, run_startup)
-    assert event(impl, home, clock, thread, WEB_SEARCH)
+    consolidated(home, model, run_startup)
+    polluting(impl, home, clock, thread, "the consolidated thread")
     model.reset()
     run_startup(home)
-    assert model.of_kind("consolidation") == [], "consolidated inside the cooldown"
+    assert model.of_kind("consolidation") == [], \
+        "a startup inside the success cooldown consolidated after the pollution re-enqueued " \
+        "the job"
     job = global_job(home)
-    assert job is not None and job["status"] == "pending"
+    if job is None:
+        fail("the memory_consolidate_global job row is gone")
+    assert job["status"] == "pending", \
+        "the pollution did not leave the consolidation job pending through the cooldown"
 
 
 @check("read.poll.not-a-candidate", title="a polluted thread is never extracted again",
@@ -122,8 +193,10 @@ def test_not_a_candidate(impl: Adapter, home: CodexHome, clock: HarnessClock, mo
                          run_startup: StartupRunner) -> None:
     stage1.configure(home, {"disable_on_external_context": True})
     polluted, clean = home.add_thread(), home.add_thread(updated_ago_ms=3 * 3_600_000)
-    assert event(impl, home, clock, polluted.id, WEB_SEARCH)
+    polluting(impl, home, clock, polluted.id, "a fresh thread")
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
-    assert requests_for(model, polluted.id) == [], "the polluted thread was extracted"
-    assert len(requests_for(model, clean.id)) == 1, "the clean thread was not extracted"
+    assert requests_for(model, polluted.id) == [], \
+        "the next startup extracted the polluted thread"
+    assert len(requests_for(model, clean.id)) == 1, \
+        "the next startup did not extract the clean thread once"
