@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,175 @@ def keep(item: dict[str, Any]) -> dict[str, Any] | None:
     return {**item, "content": parts} if parts else None
 
 
+# -- P1-IN-05: each kept item is parsed as its type and serialized again ----------------------
+# Codex reads a rollout item into its own type and writes that type back out: `type` first,
+# then the type's fields in its order; unknown fields are dropped, optional fields that are
+# absent or null are left out (or written as null, for the few the type always writes), and an
+# item that does not fit its type is skipped like an unreadable line.
+
+Shape = Callable[[Any], Any]
+REQUIRED, OPTIONAL, NULLABLE = "required", "optional", "nullable"
+
+
+class UnfitItem(ValueError):
+    """The payload does not deserialize as the item type it names."""
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise UnfitItem(f"expected a string, got {value!r:.60}")
+    return value
+
+
+def _anything(value: Any) -> Any:
+    return value
+
+
+def _u64(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 64:
+        raise UnfitItem(f"expected an unsigned integer, got {value!r:.60}")
+    return value
+
+
+def _one_of(*names: str) -> Shape:
+    def shape(value: Any) -> str:
+        if value not in names or not isinstance(value, str):
+            raise UnfitItem(f"expected one of {', '.join(names)}, got {value!r:.60}")
+        return value
+    return shape
+
+
+def _list(element: Shape) -> Shape:
+    def shape(value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise UnfitItem(f"expected an array, got {value!r:.60}")
+        return [element(v) for v in value]
+    return shape
+
+
+def _string_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise UnfitItem(f"expected an object, got {value!r:.60}")
+    return {k: _string(v) for k, v in value.items()}
+
+
+Field = tuple[str, str, Shape]
+
+
+def _record(tag: str | None, *fields: Field) -> Shape:
+    """An object written back with `type` (when tagged) and then `fields`, in this order."""
+    def shape(value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise UnfitItem(f"expected an object, got {value!r:.60}")
+        out: dict[str, Any] = {} if tag is None else {"type": tag}
+        for name, presence, field_shape in fields:
+            if name not in value:
+                if presence == REQUIRED:
+                    raise UnfitItem(f"{tag or 'object'} has no {name}")
+                if presence == NULLABLE:
+                    out[name] = None
+                continue
+            raw = value[name]
+            if raw is None and presence != REQUIRED:
+                if presence == NULLABLE:
+                    out[name] = None
+                continue
+            out[name] = field_shape(raw)
+        return out
+    return shape
+
+
+def _tagged(variants: dict[str, Shape], other: bool = False) -> Shape:
+    """An object whose `type` picks its shape; an unknown type is `{"type": "other"}` when the
+    union has a catch-all, else it does not fit."""
+    def shape(value: Any) -> Any:
+        kind = value.get("type") if isinstance(value, dict) else None
+        if not isinstance(kind, str):
+            raise UnfitItem(f"expected an object with a type, got {value!r:.60}")
+        if kind in variants:
+            return variants[kind](value)
+        if other:
+            return {"type": "other"}
+        raise UnfitItem(f"unknown type {kind!r:.40}")
+    return shape
+
+
+IMAGE_DETAIL = _one_of("auto", "low", "high", "original")
+_INPUT_TEXT = _record("input_text", ("text", REQUIRED, _string))
+_INPUT_IMAGE = _record("input_image", ("image_url", REQUIRED, _string),
+                       ("detail", OPTIONAL, IMAGE_DETAIL))
+_CONTENT = _list(_tagged({"input_text": _INPUT_TEXT, "input_image": _INPUT_IMAGE,
+                          "output_text": _record("output_text", ("text", REQUIRED, _string))}))
+_TOOL_CONTENT = _list(_tagged({"input_text": _INPUT_TEXT, "input_image": _INPUT_IMAGE}))
+
+
+def _tool_output(value: Any) -> Any:
+    """A tool's output: its text, or a list of text and image parts."""
+    return value if isinstance(value, str) else _TOOL_CONTENT(value)
+
+
+_ID: Field = ("id", OPTIONAL, _string)
+_METADATA: Field = ("internal_chat_message_metadata_passthrough", OPTIONAL,
+                    _record(None, ("turn_id", OPTIONAL, _string)))
+_SHELL_ACTION = _tagged({"exec": _record(
+    "exec", ("command", REQUIRED, _list(_string)), ("timeout_ms", NULLABLE, _u64),
+    ("working_directory", NULLABLE, _string), ("env", NULLABLE, _string_map),
+    ("user", NULLABLE, _string))})
+_WEB_ACTION = _tagged({
+    "search": _record("search", ("query", OPTIONAL, _string),
+                      ("queries", OPTIONAL, _list(_string))),
+    "open_page": _record("open_page", ("url", OPTIONAL, _string)),
+    "find_in_page": _record("find_in_page", ("url", OPTIONAL, _string),
+                            ("pattern", OPTIONAL, _string)),
+}, other=True)
+
+ITEM_SHAPES: dict[str, Shape] = {
+    "message": _record("message", _ID, ("role", REQUIRED, _string),
+                       ("content", REQUIRED, _CONTENT),
+                       ("phase", OPTIONAL, _one_of("commentary", "final_answer")), _METADATA),
+    "function_call": _record("function_call", _ID, ("name", REQUIRED, _string),
+                             ("namespace", OPTIONAL, _string),
+                             ("arguments", REQUIRED, _string),
+                             ("call_id", REQUIRED, _string), _METADATA),
+    "function_call_output": _record("function_call_output", _ID,
+                                    ("call_id", REQUIRED, _string),
+                                    ("output", REQUIRED, _tool_output), _METADATA),
+    "custom_tool_call": _record("custom_tool_call", _ID, ("status", OPTIONAL, _string),
+                                ("call_id", REQUIRED, _string), ("name", REQUIRED, _string),
+                                ("input", REQUIRED, _string), _METADATA),
+    "custom_tool_call_output": _record("custom_tool_call_output", _ID,
+                                       ("call_id", REQUIRED, _string),
+                                       ("name", OPTIONAL, _string),
+                                       ("output", REQUIRED, _tool_output), _METADATA),
+    "local_shell_call": _record("local_shell_call", _ID, ("call_id", NULLABLE, _string),
+                                ("status", REQUIRED,
+                                 _one_of("completed", "in_progress", "incomplete")),
+                                ("action", REQUIRED, _SHELL_ACTION), _METADATA),
+    "web_search_call": _record("web_search_call", _ID, ("status", OPTIONAL, _string),
+                               ("action", OPTIONAL, _WEB_ACTION), _METADATA),
+    "tool_search_call": _record("tool_search_call", _ID, ("call_id", NULLABLE, _string),
+                                ("status", OPTIONAL, _string),
+                                ("execution", REQUIRED, _string),
+                                ("arguments", REQUIRED, _anything), _METADATA),
+    "tool_search_output": _record("tool_search_output", _ID, ("call_id", NULLABLE, _string),
+                                  ("status", REQUIRED, _string),
+                                  ("execution", REQUIRED, _string),
+                                  ("tools", REQUIRED, _list(_anything)), _METADATA),
+}
+
+
+def reshape(item: dict[str, Any]) -> dict[str, Any]:
+    """A kept item as Codex writes it back (P1-IN-05); `UnfitItem` when it does not fit."""
+    shape = ITEM_SHAPES.get(str(item.get("type")))
+    if shape is None:
+        raise UnfitItem(f"no shape for item type {item.get('type')!r:.40}")
+    result: dict[str, Any] = shape(item)
+    return result
+
+
 def load_items(path: Path) -> list[dict[str, Any]]:
-    """The kept `response_item` payloads of a rollout, in file order."""
+    """The kept `response_item` payloads of a rollout, in file order, each re-serialized in
+    its type's shape (P1-IN-05)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -82,7 +250,15 @@ def load_items(path: Path) -> list[dict[str, Any]]:
         if not isinstance(entry, dict) or entry.get("type") != "response_item":
             continue
         payload = entry.get("payload")
-        if isinstance(payload, dict) and (item := keep(payload)) is not None:
+        if not isinstance(payload, dict) or payload.get("type") not in KEPT_ITEM_TYPES:
+            continue
+        try:
+            shaped = reshape(payload)
+        except UnfitItem as exc:  # P1-IN-05: skipped like a line that is not JSON
+            log.warning("%s:%d: skipping a %s item that does not fit its type: %s", path,
+                        number, payload.get("type"), exc)
+            continue
+        if (item := keep(shaped)) is not None:
             kept.append(item)
     return kept
 
