@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -23,6 +24,7 @@ from memconform.mockmodel import MockModel, Recorded, json_output
 from memconform.registry import check
 from memconform.resources import fixture_json
 from memconform.rollout import message
+from memconform.verdicts import fail
 
 FILTERING = fixture_json("phase1", "filtering.json")
 OUTPUT_SCHEMA = {
@@ -210,3 +212,52 @@ def test_missing_rollout(home: CodexHome, model: MockModel, run_startup: Startup
     assert row["retry_remaining"] == 2, "the failed job did not spend one retry"
     assert row["last_error"], "the failed job records no last_error"
     assert_now(row["finished_at"], clock, "finished_at of the failed job")
+
+
+SHAPES = fixture_json("phase1", "item_shapes.json")
+
+
+def rendered_items(text: str) -> tuple[str, list[Any]]:
+    """The JSON array of rollout items in the stage-1 text: its exact bytes and its items,
+    each object as a list of (field, value) pairs so that field order is kept."""
+    decoder = json.JSONDecoder(object_pairs_hook=lambda pairs: pairs)
+    for start in (i for i, ch in enumerate(text) if ch == "["):
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+            return text[start:end], value
+    fail("the stage-1 request carries no JSON array of rollout items")
+
+
+def _pairs(value: Any) -> Any:
+    """A decoded fixture value in the (field, value) pairs form of `rendered_items`."""
+    if isinstance(value, dict):
+        return [(k, _pairs(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_pairs(v) for v in value]
+    return value
+
+
+@check("p1.in.item-shape", title="each kept rollout item is sent as Codex re-serializes it: "
+       "its type's fields in its order, unknown fields dropped", rules=("P1-IN-05",),
+       level="MUST", area="phase1")
+@pytest.mark.parametrize("case", sorted(SHAPES["cases"]))
+def test_item_shape(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                    case: str) -> None:
+    spec = SHAPES["cases"][case]
+    lines = [{"type": "response_item", "payload": payload} for payload in spec["lines"]]
+    _, request = extract(home, model, run_startup, lines=lines)
+    raw, items = rendered_items(user_text(request))
+    expected = [_pairs(item) for item in spec["expected"]]
+    assert len(items) == len(expected), \
+        f"the stage-1 request does not carry the binary's number of {case} items"
+    for number, (sent, wanted) in enumerate(zip(items, expected, strict=True), 1):
+        kind = dict(wanted).get("type")
+        assert [k for k, _ in sent] == [k for k, _ in wanted], \
+            f"{case} item {number} ({kind}) does not have the binary's fields in its order"
+        assert sent == wanted, \
+            f"{case} item {number} ({kind}) does not carry the binary's values"
+    assert raw == json.dumps(spec["expected"], ensure_ascii=False, separators=(",", ":")), \
+        f"the {case} items are not serialized byte for byte as the binary sends them"
