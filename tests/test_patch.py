@@ -50,11 +50,11 @@ def test_move_with_edits(tmp_path: Path) -> None:
     assert (tmp_path / "archive" / "b.md").read_text() == "one\n2\n"
 
 
-def test_move_without_edits(tmp_path: Path) -> None:
+def test_move_needs_a_chunk(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("one\n")
-    apply_patch(tmp_path, patch("*** Update File: a.md", "*** Move to: b.md"))
-    assert (tmp_path / "b.md").read_text() == "one\n"
-    assert not (tmp_path / "a.md").exists()
+    with pytest.raises(PatchError, match=r"Update File a\.md: empty change"):
+        apply_patch(tmp_path, patch("*** Update File: a.md", "*** Move to: b.md"))
+    assert sorted(os.listdir(tmp_path)) == ["a.md"]
 
 
 def test_multiple_chunks_search_forward(tmp_path: Path) -> None:
@@ -71,14 +71,24 @@ def test_context_header_and_pure_insertions(tmp_path: Path) -> None:
         "*** Update File: a.md", "@@ ## Two", "-- a", "+- b", "@@", "+tail",
     ))
     assert (tmp_path / "a.md").read_text() == "## One\n- a\n## Two\n- b\ntail\n"
+    # a chunk of added lines only goes to the end, whatever its header names
     apply_patch(tmp_path, patch("*** Update File: a.md", "@@ ## One", "+- new"))
-    assert (tmp_path / "a.md").read_text() == "## One\n- new\n- a\n## Two\n- b\ntail\n"
+    assert (tmp_path / "a.md").read_text() == "## One\n- a\n## Two\n- b\ntail\n- new\n"
+    with pytest.raises(PatchError, match="could not find the line '## Three'"):
+        apply_patch(tmp_path, patch("*** Update File: a.md", "@@ ## Three", "+- x"))
 
 
-def test_context_header_may_be_repeated_as_context(tmp_path: Path) -> None:
+def test_file_ending_in_a_blank_line_gets_additions_before_it(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("a\n\n")
+    apply_patch(tmp_path, patch("*** Update File: a.md", "@@", "+b"))
+    assert (tmp_path / "a.md").read_text() == "a\nb\n\n"
+
+
+def test_lines_are_sought_after_the_header_line(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("## A\n- x\n## B\n- x\n")
-    apply_patch(tmp_path, patch("*** Update File: a.md", "@@ ## B", " ## B", "-- x", "+- y"))
-    assert (tmp_path / "a.md").read_text() == "## A\n- x\n## B\n- y\n"
+    with pytest.raises(PatchError, match="could not find the lines starting with '## B'"):
+        apply_patch(tmp_path, patch("*** Update File: a.md", "@@ ## B", " ## B", "-- x", "+- y"))
+    assert (tmp_path / "a.md").read_text() == "## A\n- x\n## B\n- x\n"
 
 
 def test_binary_files_can_be_deleted_not_updated(tmp_path: Path) -> None:
@@ -94,7 +104,7 @@ def test_move_onto_a_directory_names_the_destination(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("a\n")
     (tmp_path / "dir").mkdir()
     with pytest.raises(PatchError, match=r"^Move to dir: a directory is in the way"):
-        apply_patch(tmp_path, patch("*** Update File: a.md", "*** Move to: dir"))
+        apply_patch(tmp_path, patch("*** Update File: a.md", "*** Move to: dir", "-a", "+b"))
     assert (tmp_path / "a.md").read_text() == "a\n"
 
 
@@ -108,7 +118,62 @@ def test_empty_line_is_empty_context(tmp_path: Path) -> None:
 def test_whitespace_tolerant_matching(tmp_path: Path, old: str) -> None:
     (tmp_path / "a.md").write_text(f"{old}\nold\n")
     apply_patch(tmp_path, patch("*** Update File: a.md", " keep", "-old", "+new"))
-    assert (tmp_path / "a.md").read_text() == f"{old}\nnew\n"
+    # the matched region is replaced by the patch's lines, context lines included
+    assert (tmp_path / "a.md").read_text() == "keep\nnew\n"
+
+
+@pytest.mark.parametrize(("in_file", "in_patch"), [
+    ("a \u2014 b", "a - b"), ("1\u20132", "1-2"), ("\u2010\u2011\u2012\u2015\u2212", "-----"),
+    ("\u201chi\u201d", '"hi"'), ("\u201ehi\u201f", '"hi"'), ("it\u2019s \u2018x\u2019", "it's 'x'"),
+    ("\u201ax\u201b", "'x'"), ("a\u00a0b", "a b"), ("a\u2009b\u3000c\u202fd", "a b c d"),
+    ("it's a - b", "it\u2019s a \u2013 b"),  # folding applies to both sides
+])
+def test_typographic_punctuation_is_folded(tmp_path: Path, in_file: str, in_patch: str) -> None:
+    (tmp_path / "a.md").write_text(f"{in_file}\nz\n", encoding="utf-8")
+    apply_patch(tmp_path, patch("*** Update File: a.md", f"-{in_patch}", "+new"))
+    assert (tmp_path / "a.md").read_text(encoding="utf-8") == "new\nz\n"
+
+
+@pytest.mark.parametrize(("in_file", "in_patch"), [
+    ("wait\u2026", "wait..."), ("a\u2017b", "a_b"), ("\u00abx\u00bb", '"x"'), ("a\u200bb", "ab"),
+    ("a\u200b b", "a b"), ("\u2032x\u2033", "'x\""),
+])
+def test_other_characters_are_not_folded(tmp_path: Path, in_file: str, in_patch: str) -> None:
+    (tmp_path / "a.md").write_text(f"{in_file}\n", encoding="utf-8")
+    with pytest.raises(PatchError, match="could not find"):
+        apply_patch(tmp_path, patch("*** Update File: a.md", f"-{in_patch}", "+new"))
+
+
+def test_exact_and_whitespace_matches_win_over_folding(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("a \u2014 b\n  a - b\n", encoding="utf-8")
+    apply_patch(tmp_path, patch("*** Update File: a.md", "-a - b", "+x"))
+    assert (tmp_path / "a.md").read_text(encoding="utf-8") == "a \u2014 b\nx\n"
+    (tmp_path / "a.md").write_text("## Notes \u2014 2024\n- a\n", encoding="utf-8")
+    apply_patch(tmp_path, patch("*** Update File: a.md", "@@ ## Notes - 2024", "-- a", "+- b"))
+    assert (tmp_path / "a.md").read_text(encoding="utf-8") == "## Notes \u2014 2024\n- b\n"
+
+
+def test_crlf_files_and_patches(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_bytes(b"a\r\nb\r\nc\r\n")
+    apply_patch(tmp_path, patch("*** Update File: a.md", " a", "-b", "+B"))
+    assert (tmp_path / "a.md").read_bytes() == b"a\nB\nc\r\n"
+    apply_patch(tmp_path, "*** Begin Patch\r\n*** Update File: a.md\r\n@@\r\n+d\r\n"
+                          "*** End Patch\r\n")
+    assert (tmp_path / "a.md").read_bytes() == b"a\nB\nc\r\nd\n"
+
+
+def test_trailing_blank_line_of_a_chunk_stands_for_the_newline(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("a\nb\n")
+    apply_patch(tmp_path, patch("*** Update File: a.md", "@@", "-b", "+c", ""))
+    assert (tmp_path / "a.md").read_text() == "a\nc\n"
+
+
+def test_heredoc_wrapper_is_accepted(tmp_path: Path) -> None:
+    for opener in ("<<EOF", "<<'EOF'", '<<"EOF"'):
+        apply_patch(tmp_path, f"{opener}\n" + patch("*** Add File: a.md", f"+{opener}") + "EOF\n")
+        assert (tmp_path / "a.md").read_text() == f"{opener}\n"
+    with pytest.raises(PatchError, match="first line"):
+        apply_patch(tmp_path, "<<END\n" + patch("*** Add File: a.md", "+x") + "END\n")
 
 
 @pytest.mark.parametrize(("before", "after"), [
@@ -183,17 +248,22 @@ def test_patch_refuses_symlinks_and_writes_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("", "must start with '*** Begin Patch'"),
-    ("*** Add File: a.md\n+x\n*** End Patch", "must start with"),
-    ("*** Begin Patch\n*** Add File: a.md\n+x\n", "must end with '*** End Patch'"),
-    ("*** Begin Patch", "must end with"),
+    ("", "first line of the patch must be '*** Begin Patch'"),
+    ("*** Add File: a.md\n+x\n*** End Patch", "first line"),
+    ("*** Begin Patch\n*** Add File: a.md\n+x\n", "last line of the patch must be '*** End Patch'"),
+    ("*** Begin Patch", "last line"),
     (patch(), "no file operations"),
-    (patch("*** Rename File: a.md"), "got '*** Rename File: a.md'"),
-    (patch("*** Add File: ", "+x"), "'*** Add File:' without a path"),
-    (patch("*** Add File: a.md", "x"), "got 'x'"),
+    (patch("*** Rename File: a.md"), "'*** Rename File: a.md' is not a file operation"),
+    (patch("*** Add File: ", "+x"), "'*** Add File:' is not a file operation"),
+    (patch("*** Add File: a.md", "x"), "'x' is not a file operation"),
     (patch("*** Update File: a.md"), "Update File a.md: empty change"),
     (patch("*** Update File: a.md", "@@", "*x"), "Update File a.md: unexpected line '*x'"),
-    (patch("*** Delete File: a.md", "*** Move to: b.md"), "got '*** Move to: b.md'"),
+    (patch("*** Update File: a.md", "@@"), "Update File a.md: a chunk without lines"),
+    (patch("*** Update File: a.md", "@@", "*** End of File"), "unexpected line"),
+    (patch("*** Update File: a.md", "-x", "y"), "a chunk must start with '@@', got 'y'"),
+    (patch("*** Update File: a.md", "-x", "@@x"), "a chunk must start with '@@'"),
+    (patch("*** Delete File: a.md", "*** Move to: b.md"), "'*** Move to: b.md' is not a file"),
+    (patch("*** Delete File: a.md", "", "*** Add File: b.md", "+b"), "'' is not a file operation"),
 ])
 def test_malformed_patches(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "a.md").write_text("x\n")
@@ -220,18 +290,23 @@ def test_all_or_nothing(tmp_path: Path, second: str, message: str) -> None:
     assert (tmp_path / "a.md").read_text() == "a\n"
 
 
-def test_later_operations_see_earlier_ones(tmp_path: Path) -> None:
+def test_operations_play_in_order_on_files_that_exist_on_disk(tmp_path: Path) -> None:
     (tmp_path / "a").write_text("old\n")
+    (tmp_path / "b.md").write_text("one\ntwo\n")
     apply_patch(tmp_path, patch(
-        "*** Add File: b.md", "+one", "*** Update File: b.md", "-one", "+two",
+        "*** Update File: b.md", "-one", "+1", "*** Update File: b.md", "-two", "+2",
         "*** Delete File: a", "*** Add File: a/c.md", "+c",
     ))
-    assert (tmp_path / "b.md").read_text() == "two\n"
+    assert (tmp_path / "b.md").read_text() == "1\n2\n"
     assert (tmp_path / "a" / "c.md").read_text() == "c\n"
-    with pytest.raises(PatchError, match=r"Update File gone\.md: not an existing file"):
-        apply_patch(tmp_path, patch("*** Add File: gone.md", "+x", "*** Delete File: gone.md",
-                                    "*** Update File: gone.md", "-x"))
-    assert not (tmp_path / "gone.md").exists()
+    # an update or delete must find its file on disk, not only earlier in the same patch
+    for second in ("*** Update File: new.md\n-x\n+y", "*** Delete File: new.md"):
+        with pytest.raises(PatchError, match=r"File new\.md: not an existing file"):
+            apply_patch(tmp_path, patch("*** Add File: new.md", "+x", *second.split("\n")))
+        assert not (tmp_path / "new.md").exists()
+    with pytest.raises(PatchError, match=r"Delete File b\.md: not an existing file"):
+        apply_patch(tmp_path, patch("*** Delete File: b.md", "*** Delete File: b.md"))
+    assert (tmp_path / "b.md").read_text() == "1\n2\n"
 
 
 printable_lines = st.lists(st.text(st.characters(exclude_categories=("Cc", "Cs", "Zl", "Zp"))),

@@ -1,6 +1,7 @@
 """The consolidation agent's file-editing tool: the `apply_patch` envelope format of Codex-style
 agents (Add / Delete / Update File, Move to, `@@` chunks, End of File), confined to a memory
-root. A patch is parsed and checked in full, then written; an invalid patch writes nothing.
+root. The whole patch is parsed and every operation checked against the files on disk, then
+the operations are played in order; if any part fails nothing is written.
 """
 
 from __future__ import annotations
@@ -10,10 +11,25 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 
 BEGIN, END = "*** Begin Patch", "*** End Patch"
-ADD, DELETE, UPDATE, MOVE = "*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:"
-END_OF_FILE = "*** End of File"
-# Exact match first, then ignoring trailing whitespace, then leading and trailing whitespace.
-MATCHERS: tuple[Callable[[str], str], ...] = (str, str.rstrip, str.strip)
+ADD, DELETE, UPDATE = "*** Add File: ", "*** Delete File: ", "*** Update File: "
+MOVE, END_OF_FILE = "*** Move to: ", "*** End of File"
+HEREDOC_OPENERS = ("<<EOF", "<<'EOF'", '<<"EOF"')
+# Typographic punctuation that context matching folds to ASCII as a last resort.
+FOLDED = str.maketrans({
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
+    **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f"
+                    "\u205f\u3000", " "),
+})
+
+
+def folded(line: str) -> str:
+    return line.strip().translate(FOLDED)
+
+
+# Exact first, then ignoring trailing whitespace, then both ends, then with punctuation folded.
+MATCHERS: tuple[Callable[[str], str], ...] = (str, str.rstrip, str.strip, folded)
 
 
 class PatchError(ValueError):
@@ -28,9 +44,9 @@ class Change:
 
 @dataclass
 class _Chunk:
-    header: str
+    header: str | None
     old: list[str] = field(default_factory=list)
-    new: list[str | int] = field(default_factory=list)  # int: index of a context line in `old`
+    new: list[str] = field(default_factory=list)
     eof: bool = False
 
 
@@ -67,74 +83,107 @@ def confined(root: Path, rel: str) -> Path:
     return path
 
 
-def _header_path(line: str, prefix: str) -> str:
-    path = line[len(prefix) :].strip()
-    if not path:
-        raise PatchError(f"'{prefix}' without a path")
-    return path
+def _lines(text: str) -> list[str]:
+    """Split on LF; a CR before the LF belongs to the line break, not the line."""
+    return [line.removesuffix("\r") for line in text.strip().split("\n")]
+
+
+def _enveloped(lines: list[str]) -> bool:
+    return len(lines) >= 2 and lines[0].strip() == BEGIN and lines[-1].strip() == END
+
+
+def _body(text: str) -> list[str]:
+    """The lines between the envelope markers (also inside a `<<'EOF'` heredoc wrapper)."""
+    lines = _lines(text)
+    if not _enveloped(lines) and len(lines) >= 4 and lines[0] in HEREDOC_OPENERS \
+            and lines[-1].endswith("EOF") and _enveloped(lines[1:-1]):
+        lines = lines[1:-1]
+    if lines[0].strip() != BEGIN:
+        raise PatchError(f"the first line of the patch must be '{BEGIN}'")
+    if not _enveloped(lines):
+        raise PatchError(f"the last line of the patch must be '{END}'")
+    return lines[1:-1]
 
 
 def _parse(text: str) -> list[_Op]:
-    lines = text.strip().splitlines()
-    if not lines or lines[0].strip() != BEGIN:
-        raise PatchError(f"patch must start with '{BEGIN}'")
-    if len(lines) < 2 or lines[-1].strip() != END:
-        raise PatchError(f"patch must end with '{END}'")
-    body, i, ops = lines[1:-1], 0, []
+    body, i, ops = _body(text), 0, []
     while i < len(body):
-        line, i = body[i], i + 1
-        if not line.strip():
-            continue
-        if line.startswith(ADD):
+        header, i = body[i].strip(), i + 1
+        if header.startswith(ADD):
             added = []
             while i < len(body) and body[i].startswith("+"):
                 added.append(body[i][1:])
                 i += 1
-            ops.append(_Op("add", _header_path(line, ADD), "".join(f"{a}\n" for a in added)))
-        elif line.startswith(DELETE):
-            ops.append(_Op("delete", _header_path(line, DELETE)))
-        elif line.startswith(UPDATE):
-            op = _Op("update", _header_path(line, UPDATE))
+            ops.append(_Op("add", header[len(ADD):], "".join(f"{a}\n" for a in added)))
+        elif header.startswith(DELETE):
+            ops.append(_Op("delete", header[len(DELETE):]))
+        elif header.startswith(UPDATE):
+            op = _Op("update", header[len(UPDATE):])
             if i < len(body) and body[i].startswith(MOVE):
-                op.move_to, i = _header_path(body[i], MOVE), i + 1
-            while i < len(body) and (body[i].strip() == END_OF_FILE or body[i][:3] != "***"):
-                _chunk_line(op, body[i])
-                i += 1
-            if any(not (c.old or c.new) for c in op.chunks) or not (op.chunks or op.move_to):
-                raise PatchError(f"Update File {op.path}: empty change")
+                op.move_to, i = body[i][len(MOVE):], i + 1
+            i = _parse_chunks(op, body, i)
             ops.append(op)
         else:
-            raise PatchError(f"expected '{ADD}', '{DELETE}' or '{UPDATE}', got {line!r}")
+            raise PatchError(f"line {i + 1}: {header!r} is not a file operation (expected "
+                             f"'{ADD}', '{DELETE}' or '{UPDATE}' and a path)")
     if not ops:
-        raise PatchError("patch contains no file operations")
+        raise PatchError("the patch contains no file operations")
     return ops
 
 
-def _chunk_line(op: _Op, line: str) -> None:
-    if line.startswith("@@"):
-        op.chunks.append(_Chunk(line[2:].strip()))
-        return
-    if not op.chunks:  # the first chunk may omit its '@@' line
-        op.chunks.append(_Chunk(""))
-    chunk, tag, rest = op.chunks[-1], line[:1], line[1:]
-    if line.strip() == END_OF_FILE:
-        chunk.eof = True
-    elif tag in (" ", ""):
-        chunk.new.append(len(chunk.old))
-        chunk.old.append(rest)
-    elif tag == "-":
-        chunk.old.append(rest)
-    elif tag == "+":
-        chunk.new.append(rest)
-    else:
-        raise PatchError(f"Update File {op.path}: unexpected line {line!r}")
+def _parse_chunks(op: _Op, body: list[str], i: int) -> int:
+    """Read the chunks of an Update File operation from body[i]; the index after them."""
+    while i < len(body):
+        line = body[i]
+        if not line.strip():  # blank lines between chunks
+            i += 1
+            continue
+        if line.startswith("*"):  # the next operation (or the end of this one)
+            break
+        if line == "@@" or line.startswith("@@ "):
+            chunk, i = _Chunk(line[3:] if line != "@@" else None), i + 1
+        elif not op.chunks:  # only the first chunk may omit its '@@' line
+            chunk = _Chunk(None)
+        else:
+            raise PatchError(f"Update File {op.path}: a chunk must start with '@@', got {line!r}")
+        start = i
+        while i < len(body):
+            line, tag = body[i], body[i][:1]
+            if line == END_OF_FILE and i > start:
+                chunk.eof, i = True, i + 1
+                break
+            if tag in ("", " "):
+                chunk.old.append(line[1:])
+                chunk.new.append(line[1:])
+            elif tag == "-":
+                chunk.old.append(line[1:])
+            elif tag == "+":
+                chunk.new.append(line[1:])
+            elif i > start:
+                break
+            else:
+                raise PatchError(f"Update File {op.path}: unexpected line {line!r} (a chunk line "
+                                 "starts with ' ', '+' or '-')")
+            i += 1
+        if i == start:
+            raise PatchError(f"Update File {op.path}: a chunk without lines")
+        op.chunks.append(chunk)
+    if not op.chunks:
+        raise PatchError(f"Update File {op.path}: empty change")
+    return i
 
 
 def _seek(lines: list[str], pattern: list[str], start: int, eof: bool) -> int | None:
+    """Where `pattern` starts at or after `start` (at the very end only, for `eof`), trying each
+    matcher over every position before the next, more tolerant one."""
+    if not pattern:
+        return start
     last = len(lines) - len(pattern)
-    candidates = [last] if eof and last >= start else range(start, last + 1)  # eof: none or last
+    if last < 0:
+        return None
+    first = last if eof else start
     for norm in MATCHERS:
-        for at in candidates:
+        for at in range(first, last + 1):
             window = lines[at : at + len(pattern)]
             if all(norm(a) == norm(b) for a, b in zip(window, pattern, strict=True)):
                 return at
@@ -142,32 +191,37 @@ def _seek(lines: list[str], pattern: list[str], start: int, eof: bool) -> int | 
 
 
 def _updated(rel: str, content: str, chunks: list[_Chunk]) -> str:
-    """Apply the chunks in order. A chunk's `@@` line, if any, is found first and its lines are
-    sought from there on; without old lines the chunk inserts after the `@@` line, else at the
-    end. Context lines keep the file's text (which may differ in whitespace)."""
+    """Apply the chunks in order. A chunk's `@@` line, if any, is found first and the chunk's
+    lines are sought after it; a chunk without old lines appends at the end of the file. The
+    matched region is replaced by the patch's lines (context lines as the patch spells them);
+    the result ends with a newline."""
     lines = content.split("\n")
     if lines[-1] == "":
         lines.pop()
     cursor, edits = 0, []
     for chunk in chunks:
-        if chunk.header:
+        if chunk.header is not None:
             at = _seek(lines, [chunk.header], cursor, False)
             if at is None:
                 raise PatchError(f"Update File {rel}: could not find the line {chunk.header!r}")
-            cursor = at
-        at = cursor + 1 if chunk.header else len(lines)
-        if chunk.old:
-            found = _seek(lines, chunk.old, cursor, chunk.eof)
-            if found is None:
-                where = " at the end of the file" if chunk.eof else ""
-                raise PatchError(f"Update File {rel}: could not find the lines starting with "
-                                 f"{chunk.old[0]!r}{where}")
-            at = found
-        new = [lines[at + x] if isinstance(x, int) else x for x in chunk.new]
-        edits.append((at, len(chunk.old), new))
-        cursor = at + len(chunk.old)
-    for at, count, new in reversed(edits):
-        lines[at : at + count] = new
+            cursor = at + 1
+        if not chunk.old:
+            end = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
+            edits.append((end, 0, chunk.new))
+            continue
+        old, new = chunk.old, chunk.new
+        found = _seek(lines, old, cursor, chunk.eof)
+        if found is None and old[-1] == "":  # a trailing blank line standing for the newline
+            old, new = old[:-1], new[:-1] if new and new[-1] == "" else new
+            found = _seek(lines, old, cursor, chunk.eof)
+        if found is None:
+            where = " at the end of the file" if chunk.eof else ""
+            raise PatchError(f"Update File {rel}: could not find the lines starting with "
+                             f"{chunk.old[0]!r}{where}")
+        edits.append((found, len(old), new))
+        cursor = found + len(old)
+    for at, count, replacement in sorted(edits, key=lambda e: e[0], reverse=True):
+        lines[at : at + count] = replacement
     return "".join(f"{line}\n" for line in lines)
 
 
@@ -185,15 +239,13 @@ class _Plan:
     def is_file(self, path: Path) -> bool:
         return self.pending[path] is not None if path in self.pending else path.is_file()
 
-    def require_file(self, label: str, path: Path) -> None:
-        if not self.is_file(path):
+    def read(self, label: str, path: Path, *, on_disk: bool = False) -> str:
+        """The file's text as the patch has left it so far (or as it is on disk)."""
+        if not (path.is_file() if on_disk else self.is_file(path)):
             raise PatchError(f"{label}: not an existing file")
-
-    def read(self, label: str, path: Path) -> str:
-        self.require_file(label, path)
-        content = self.pending.get(path)
+        content = None if on_disk else self.pending.get(path)
         try:
-            return content if content is not None else path.read_text(encoding="utf-8")
+            return content if content is not None else path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise PatchError(f"{label}: cannot read the file ({exc})") from exc
 
@@ -208,24 +260,38 @@ class _Plan:
     def commit(self) -> None:
         for path, content in self.pending.items():
             if content is None:
-                path.unlink()
+                if path.is_file():
+                    path.unlink()
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(content, encoding="utf-8", newline="\n")
+                path.write_bytes(content.encode("utf-8"))
 
 
 def apply_patch(root: Path, text: str) -> list[Change]:
-    """Parse the whole patch, check every path and every chunk against the files (and the
-    earlier operations of the same patch), then write; nothing is written if any part fails."""
-    plan, changes = _Plan(root), []
-    for op in _parse(text):
+    """Parse the whole patch; check that every file it deletes or updates exists on disk and
+    that every update applies to the file as it is on disk (an operation never relies on an
+    earlier one of the same patch); then play the operations in order, each on the state the
+    earlier ones left, and write. Nothing is written if any part fails."""
+    plan, ops = _Plan(root), _parse(text)
+    for op in ops:
+        path, _ = plan.target(op.path)
+        label = f"{op.kind.capitalize()} File {op.path}"
+        if op.kind == "delete" and not path.is_file():
+            raise PatchError(f"{label}: not an existing file")
+        if op.kind == "update":
+            _updated(op.path, plan.read(label, path, on_disk=True), op.chunks)
+            if op.move_to:
+                plan.target(op.move_to)
+    changes = []
+    for op in ops:
         path, rel = plan.target(op.path)
         label = f"{op.kind.capitalize()} File {op.path}"
         if op.kind == "add":
             plan.write(label, path, op.content)
             changes.append(Change("add", rel))
         elif op.kind == "delete":
-            plan.require_file(label, path)
+            if not plan.is_file(path):
+                raise PatchError(f"{label}: not an existing file")
             plan.pending[path] = None
             changes.append(Change("delete", rel))
         else:
