@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,43 +16,152 @@ from memconform.checks.consolidation import (
     DONE,
     RAW,
     SUMMARIES,
-    Capture,
     add_file,
     agent_finishes,
     agent_patches,
-    captured_run,
-    commits,
-    committed_files,
     configure,
     consolidations,
-    diff_status,
     expire_cooldown,
     git,
     global_job,
     one_memory_run,
-    run_to_success,
     seed_memory,
-    status,
-    succeed_once,
     summary_files,
 )
-from memconform.checks.stage1 import WALL_TOLERANCE_S
+from memconform.checks.stage1 import WALL_TOLERANCE_S, assert_now
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, http_error, message
 from memconform.registry import check
 from memconform.snapshots import Masker
+from memconform.verdicts import fail, only
 
 IDENTITY = "Codex <noreply@openai.com>"
 SUBJECT = "Initialize Codex git baseline"
 TRAILER = f"Co-authored-by: {IDENTITY}"
 
 
+# -- reading the workspace: what the implementation left, as a fail when it left nothing --
+
+
+def _git_or_none(root: Path, *args: str) -> str | None:
+    try:
+        return git(root, *args)
+    except AssertionError:  # git refused: the implementation left no usable repository
+        return None
+
+
+def _problem(root: Path) -> str | None:
+    """Why the memory root is not a git workspace with a commit, or None when it is one."""
+    if not root.is_dir():
+        return "the memory root does not exist"
+    if not (root / ".git").exists():
+        return "the memory root is not a git repository (no .git)"
+    if _git_or_none(root, "rev-parse", "--verify", "-q", "HEAD^{commit}") is None:
+        return "the memory root's git repository has no commit, or its metadata is unusable"
+    return None
+
+
+def _workspace(root: Path, when: str) -> Path:
+    problem = _problem(root)
+    if problem is not None:
+        fail(f"{when}, {problem}")
+    return root
+
+
+def _commits(root: Path, when: str) -> list[str]:
+    return git(_workspace(root, when), "rev-list", "--all").split()
+
+
+def _committed(root: Path, when: str) -> list[str]:
+    return sorted(git(_workspace(root, when), "ls-tree", "-r", "--name-only",
+                      "HEAD").splitlines())
+
+
+def _status(root: Path, when: str) -> str:
+    return git(_workspace(root, when), "status", "--porcelain", "--untracked-files=all")
+
+
+def _assert_done(home: CodexHome, what: str) -> None:
+    row = global_job(home)
+    if row is None:
+        fail(f"{what} did not run: there is no memory_consolidate_global job row")
+    assert row["status"] == "done", f"{what} did not leave the consolidation job done"
+
+
+def _run_to_success(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                    what: str = "the consolidation") -> None:
+    """One startup whose consolidation (the agent finishing at once) must succeed."""
+    agent_finishes(model)
+    run_startup(home)
+    _assert_done(home, what)
+
+
+def _succeed_once(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    """A first consolidation that ends in success, then the cooldown moved out of the way."""
+    _run_to_success(home, model, run_startup, "the first consolidation")
+    expire_cooldown(home)
+    model.reset()
+
+
+class _Diff:
+    """The diff file as it was when the first consolidation request arrived."""
+
+    def __init__(self, home: CodexHome) -> None:
+        self.home = home
+        self.arrived = False
+        self.raw: bytes | None = None
+
+    def __call__(self) -> None:
+        if self.arrived:
+            return
+        self.arrived = True
+        path = self.home.memory_root / DIFF_FILE
+        self.raw = path.read_bytes() if path.is_file() else None
+
+    @property
+    def text(self) -> str:
+        if not self.arrived:
+            fail("the consolidation agent never started: no consolidation request reached "
+                 "the model, so there is no diff file to read")
+        if self.raw is None:
+            fail(f"{DIFF_FILE} was not in the memory root when the consolidation agent "
+                 "started")
+        try:
+            return self.raw.decode("utf-8")
+        except UnicodeDecodeError:
+            fail(f"{DIFF_FILE} is not UTF-8 text")
+
+
+def _no_probe_errors(model: MockModel) -> None:
+    if model.probe_errors:
+        fail("the memory root could not be read when the consolidation agent started ("
+             f"{model.probe_errors[0]})")
+
+
+def _captured_run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> _Diff:
+    """One startup whose agent finishes at once, with the diff file captured on arrival."""
+    capture = _Diff(home)
+    agent_finishes(model, message(DONE).probed(capture))
+    run_startup(home)
+    _no_probe_errors(model)
+    return capture
+
+
+def _diff_status(text: str) -> list[str]:
+    """The `- X path` lines of a workspace diff file's status list."""
+    if "## Status" not in text:
+        fail(f"{DIFF_FILE} has no '## Status' section")
+    section = text.split("## Status", 1)[1].split("## Diff", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("- ")]
+
+
 def stem_of(home: CodexHome, thread_id: str) -> str:
-    [name] = [n for n in summary_files(home) if thread_id in
-              (home.memory_root / SUMMARIES / n).read_text(encoding="utf-8")]
-    return name
+    folder = home.memory_root / SUMMARIES
+    names = [n for n in summary_files(home) if (folder / n).is_file() and thread_id in
+             (folder / n).read_text(encoding="utf-8", errors="replace")]
+    return only(names, f"file in {SUMMARIES}/ summarising thread {thread_id}")
 
 
 @check("p2.git.first-baseline", title="the first consolidation commits the root as it was "
@@ -62,21 +172,41 @@ def test_first_baseline(home: CodexHome, model: MockModel, run_startup: StartupR
     configure(home)
     thread = seed_memory(home)
     seen: dict[str, Any] = {}
-    capture = Capture(home)
+    capture = _Diff(home)
+    root = home.memory_root
 
     def probe() -> None:
         capture()
-        seen["commits"] = commits(home.memory_root)
-        seen["files"] = committed_files(home.memory_root)
+        if "problem" in seen:
+            return
+        seen["problem"] = _problem(root)
+        if seen["problem"] is None:
+            seen["commits"] = git(root, "rev-list", "--all").split()
+            seen["files"] = sorted(git(root, "ls-tree", "-r", "--name-only",
+                                       "HEAD").splitlines())
 
     agent_finishes(model, message(DONE).probed(probe))
     run_startup(home)
-    assert not model.probe_errors, model.probe_errors
-    assert len(seen["commits"]) == 1, "expected exactly one baseline commit"
-    assert RAW not in seen["files"] and not any(f.startswith(f"{SUMMARIES}/")
-                                                for f in seen["files"])
-    assert diff_status(capture.diff) == [f"- A {RAW}",
-                                         f"- A {SUMMARIES}/{stem_of(home, thread)}"]
+    _no_probe_errors(model)
+    if "problem" not in seen:
+        fail("the consolidation agent never started: no consolidation request reached the "
+             "model, so there was no first baseline to inspect")
+    if seen["problem"] is not None:
+        fail(f"when the consolidation agent started, {seen['problem']}: the first baseline "
+             "was not committed")
+    assert len(seen["commits"]) == 1, \
+        "when the consolidation agent started, the memory root did not hold exactly one " \
+        "baseline commit"
+    files: list[str] = seen["files"]
+    assert RAW not in files, "the first baseline already holds raw_memories.md: it was " \
+        "committed after the inputs were written"
+    assert [f for f in files if f.startswith(f"{SUMMARIES}/")] == [], \
+        "the first baseline already holds rollout summaries: it was committed after the " \
+        "inputs were written"
+    assert _diff_status(capture.text) == [f"- A {RAW}",
+                                          f"- A {SUMMARIES}/{stem_of(home, thread)}"], \
+        "the diff file of the first consolidation does not list raw_memories.md and the " \
+        "thread's summary as added"
 
 
 @check("p2.git.commit", title="the baseline is one commit \"Initialize Codex git baseline\" "
@@ -86,20 +216,28 @@ def test_commit(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                 clock: HarnessClock) -> None:
     one_memory_run(home, model, run_startup)
     root = home.memory_root
-    assert len(commits(root)) == 1
+    assert len(_commits(root, "after the first consolidation")) == 1, \
+        "the memory root does not hold exactly one commit after the first consolidation"
     fields = git(root, "log", "-1", "--format=%an <%ae>%n%cn <%ce>%n%at%n%ct%n%ai%n%B").split(
         "\n")
     author, committer, authored, committed, iso = fields[:5]
     message_lines = [line for line in fields[5:] if line]
-    assert author == IDENTITY and committer == IDENTITY
-    assert iso.endswith("+0000"), f"commit time zone: {iso}"
-    assert message_lines == [SUBJECT, TRAILER], f"commit message: {message_lines}"
-    assert git(root, "log", "-1", "--format=%B").startswith(f"{SUBJECT}\n\n{TRAILER}")
-    for value in (int(authored), int(committed)):
+    assert author == IDENTITY, "the baseline commit's author is not Codex <noreply@openai.com>"
+    assert committer == IDENTITY, \
+        "the baseline commit's committer is not Codex <noreply@openai.com>"
+    assert iso[-5:] == "+0000", "the baseline commit's time is not in UTC (+0000)"
+    assert message_lines == [SUBJECT, TRAILER], "the baseline commit's message is not the " \
+        "subject \"Initialize Codex git baseline\" and the Codex co-author trailer"
+    assert git(root, "log", "-1", "--format=%B").startswith(f"{SUBJECT}\n\n{TRAILER}"), \
+        "the baseline commit's subject and co-author trailer are not separated by one blank " \
+        "line"
+    for what, value in (("author", int(authored)), ("committer", int(committed))):
         if clock.injected:
-            assert value == clock.now, "commit time is not the injected now"
+            assert value == clock.now, \
+                f"the baseline commit's {what} time is not the injected now"
         else:
-            assert abs(value - time.time()) < WALL_TOLERANCE_S
+            assert abs(value - time.time()) < WALL_TOLERANCE_S, \
+                f"the baseline commit's {what} time is not now (seconds from the wall clock)"
 
 
 @check("p2.git.clean-after-success", title="after a success the tree is committed, clean, and "
@@ -108,14 +246,19 @@ def test_clean_after_success(home: CodexHome, model: MockModel,
                              run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home)
-    capture = captured_run(home, model, run_startup)
-    assert capture.diff_text is not None, "the diff file was not written for the agent"
+    capture = _captured_run(home, model, run_startup)
+    assert capture.text is not None, "the diff file was not written for the agent"
     root = home.memory_root
-    assert not (root / DIFF_FILE).exists(), "the diff file survived the success"
-    assert status(root) == "", f"uncommitted changes after success:\n{status(root)}"
-    files = committed_files(root)
-    assert RAW in files and f"{SUMMARIES}/{stem_of(home, thread)}" in files
-    assert DIFF_FILE not in files
+    assert not (root / DIFF_FILE).exists(), \
+        "the diff file is still in the memory root after the successful consolidation"
+    when = "after the successful consolidation"
+    assert _status(root, when) == "", \
+        "the memory root has uncommitted changes after the successful consolidation"
+    files = _committed(root, when)
+    assert RAW in files, "raw_memories.md is not committed after the successful consolidation"
+    assert f"{SUMMARIES}/{stem_of(home, thread)}" in files, \
+        "the thread's rollout summary is not committed after the successful consolidation"
+    assert DIFF_FILE not in files, "the diff file was committed with the agent's outputs"
 
 
 @check("p2.git.history-reset", title="every success replaces the history with one fresh "
@@ -124,17 +267,22 @@ def test_clean_after_success(home: CodexHome, model: MockModel,
 def test_history_reset(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     seed_memory(home)
-    succeed_once(home, model, run_startup)
-    first = commits(home.memory_root)
+    _succeed_once(home, model, run_startup)
+    root = home.memory_root
+    first = _commits(root, "after the first consolidation")
     seed_memory(home, age_s=3 * 3600)
     agent_patches(model, add_file("MEMORY.md", "# Memory\n- second run"))
     run_startup(home)
-    job = global_job(home)
-    assert job is not None and job["status"] == "done", f"second consolidation: {job}"
-    root = home.memory_root
-    now = commits(root)
-    assert len(now) == 1 and now != first, "history was kept instead of one fresh commit"
-    assert "MEMORY.md" in committed_files(root) and status(root) == ""
+    _assert_done(home, "the second consolidation (the agent adding MEMORY.md)")
+    when = "after the second consolidation"
+    now = _commits(root, when)
+    assert len(now) == 1, "the history was kept: the memory root holds more than one commit " \
+        "after the second success"
+    assert now != first, "the second success did not replace the baseline with a fresh commit"
+    assert "MEMORY.md" in _committed(root, when), \
+        "the agent's MEMORY.md is not committed after the second success"
+    assert _status(root, when) == "", \
+        "the memory root has uncommitted changes after the second success"
 
 
 @check("p2.git.failure-stays-dirty", title="after a failed consolidation the synced inputs "
@@ -143,10 +291,17 @@ def test_history_reset(home: CodexHome, model: MockModel, run_startup: StartupRu
 def test_failure_stays_dirty(home: CodexHome, model: MockModel,
                              run_startup: StartupRunner) -> None:
     one_memory_run(home, model, run_startup, http_error(500))
+    if consolidations(model) == 0:
+        fail("the consolidation agent never started, so there was no failed consolidation "
+             "to leave the workspace dirty")
     root = home.memory_root
-    assert (root / DIFF_FILE).is_file(), "the diff file was removed after a failure"
-    assert RAW not in committed_files(root), "the inputs were committed after a failure"
-    assert RAW in status(root)
+    assert (root / DIFF_FILE).is_file(), \
+        "the diff file was removed after the failed consolidation"
+    when = "after the failed consolidation"
+    assert RAW not in _committed(root, when), \
+        "raw_memories.md was committed after the failed consolidation"
+    assert RAW in _status(root, when), \
+        "raw_memories.md does not show as uncommitted after the failed consolidation"
 
 
 @check("p2.git.baseline-kept", title="a usable baseline is kept: a hand edit since the last "
@@ -156,12 +311,17 @@ def test_baseline_kept(home: CodexHome, model: MockModel, run_startup: StartupRu
     seed_memory(home)
     agent_patches(model, add_file("MEMORY.md", "# Memory\n- old"))
     run_startup(home)
+    if global_job(home) is None:
+        fail("the first consolidation (the agent adding MEMORY.md) did not run: there is no "
+             "memory_consolidate_global job row")
     expire_cooldown(home)
     model.reset()
     (home.memory_root / "MEMORY.md").write_text("# Memory\n- edited by hand\n")
-    capture = captured_run(home, model, run_startup)
-    assert diff_status(capture.diff) == ["- M MEMORY.md"]
-    assert "-- old" in capture.diff and "+- edited by hand" in capture.diff
+    text = _captured_run(home, model, run_startup).text
+    assert _diff_status(text) == ["- M MEMORY.md"], \
+        "the diff file does not list the hand-edited MEMORY.md as the only change, modified"
+    assert "-- old" in text, "the diff does not show MEMORY.md's committed line as removed"
+    assert "+- edited by hand" in text, "the diff does not show the hand-edited line as added"
 
 
 UNUSABLE = {  # name: what is at <root>/.git before the run
@@ -187,8 +347,13 @@ def test_unusable_recreated(home: CodexHome, model: MockModel, run_startup: Star
         metadata.mkdir()
         for name, text in spec.items():
             (metadata / name).write_text(text)
-    run_to_success(home, model, run_startup)
-    assert len(commits(home.memory_root)) == 1 and RAW in committed_files(home.memory_root)
+    _run_to_success(home, model, run_startup,
+                    f"the consolidation over unusable git metadata ({case})")
+    when = f"after the consolidation over unusable git metadata ({case})"
+    assert len(_commits(home.memory_root, when)) == 1, \
+        "the unusable git metadata was not replaced by one fresh baseline commit"
+    assert RAW in _committed(home.memory_root, when), \
+        "raw_memories.md is not committed after the consolidation over unusable git metadata"
 
 
 @check("p2.git.no-ignore-rules", title="a .gitignore in the root hides nothing from the "
@@ -198,26 +363,32 @@ def test_no_ignore_rules(home: CodexHome, model: MockModel, run_startup: Startup
     thread = seed_memory(home)
     home.memory_root.mkdir(parents=True)
     (home.memory_root / ".gitignore").write_text("*.md\nrollout_summaries/\n")
-    capture = captured_run(home, model, run_startup)
-    assert diff_status(capture.diff) == [f"- A {RAW}",
-                                         f"- A {SUMMARIES}/{stem_of(home, thread)}"]
-    assert RAW in committed_files(home.memory_root)
+    capture = _captured_run(home, model, run_startup)
+    assert _diff_status(capture.text) == [f"- A {RAW}",
+                                          f"- A {SUMMARIES}/{stem_of(home, thread)}"], \
+        "with a .gitignore ignoring *.md and rollout_summaries/, the diff file does not list " \
+        "raw_memories.md and the thread's summary as added"
+    assert RAW in _committed(home.memory_root, "after the consolidation"), \
+        "raw_memories.md is not committed: the .gitignore hid it from the workspace"
 
 
 # -- the diff file ------------------------------------------------------------------------
 
 
 def layout_ok(text: str) -> None:
-    assert text.startswith("# Memory Workspace Diff\n\n"), "wrong title"
+    assert text.startswith("# Memory Workspace Diff\n\n"), \
+        "the diff file does not start with the title '# Memory Workspace Diff' and a blank line"
     head, _, rest = text.partition("\n## Status\n")
-    assert rest, "no '## Status' section"
+    assert rest, "the diff file has no '## Status' section"
     assert len([line for line in head.splitlines()[1:] if line]) == 1, \
-        "expected one explanation line between the title and the status list"
+        "the diff file does not have exactly one explanation line between the title and the " \
+        "status list"
     status_part, _, diff_part = rest.partition("\n\n## Diff\n\n```diff\n")
-    assert diff_part, "no '## Diff' section with a diff fence after the status list"
-    assert all(re.fullmatch(r"- [AMD] \S.*", line) for line in status_part.splitlines()), \
-        f"malformed status list:\n{status_part}"
-    assert text.endswith("\n```\n"), "the diff fence is not closed at the end"
+    assert diff_part, "the diff file has no '## Diff' section with a diff fence after the " \
+        "status list"
+    bad = [line for line in status_part.splitlines() if not re.fullmatch(r"- [AMD] \S.*", line)]
+    assert bad == [], "the diff file's status list has lines that are not '- A|M|D path'"
+    assert text.endswith("\n```\n"), "the diff file's diff fence is not closed at its end"
 
 
 @check("p2.diff.layout", title="the diff file has the title, a status list and a fenced "
@@ -225,10 +396,12 @@ def layout_ok(text: str) -> None:
 def test_layout(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home, raw="- marker-raw-line")
-    text = captured_run(home, model, run_startup).diff
+    text = _captured_run(home, model, run_startup).text
     layout_ok(text)
-    assert "\n+- marker-raw-line\n" in text, "the added raw memory is not in the diff"
-    assert f"\n+thread_id: {thread}\n" in text, "the added summary is not in the diff"
+    assert "\n+- marker-raw-line\n" in text, \
+        "the diff does not show the added raw memory's line as added"
+    assert f"\n+thread_id: {thread}\n" in text, \
+        "the diff does not show the added summary's thread_id line as added"
 
 
 FORGET: dict[str, Any] = {
@@ -250,13 +423,17 @@ def test_forgetting(home: CodexHome, model: MockModel, run_startup: StartupRunne
     configure(home)
     seed_memory(home, age_s=2 * 3600)
     gone = seed_memory(home, age_s=3 * 3600, summary="- marker-forgotten-summary")
-    succeed_once(home, model, run_startup)
+    _succeed_once(home, model, run_startup)
     name = stem_of(home, gone)
     FORGET[case](home, gone)
-    text = captured_run(home, model, run_startup).diff
-    assert diff_status(text) == [f"- M {RAW}", f"- D {SUMMARIES}/{name}"]
-    assert "\n-- marker-forgotten-summary\n" in text
-    assert name not in summary_files(home)
+    text = _captured_run(home, model, run_startup).text
+    assert _diff_status(text) == [f"- M {RAW}", f"- D {SUMMARIES}/{name}"], \
+        "the diff file does not list the forgotten thread as its summary deleted and " \
+        "raw_memories.md modified"
+    assert "\n-- marker-forgotten-summary\n" in text, \
+        "the diff does not show the forgotten summary's line as removed"
+    assert name not in summary_files(home), \
+        "the forgotten thread's summary file is still in rollout_summaries/"
 
 
 @check("p2.diff.refreshed", title="a re-extracted thread shows its summary and raw_memories.md "
@@ -264,15 +441,19 @@ def test_forgetting(home: CodexHome, model: MockModel, run_startup: StartupRunne
 def test_refreshed(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home, raw="- old fact")
-    succeed_once(home, model, run_startup)
+    _succeed_once(home, model, run_startup)
     name = stem_of(home, thread)
-    [row] = home.query(home.memories_db, "SELECT source_updated_at FROM stage1_outputs")
+    row = only(home.query(home.memories_db, "SELECT source_updated_at FROM stage1_outputs"),
+               "stage1_outputs row after the first consolidation")
     home.update_stage1_output(thread, raw_memory="- new fact",
                               rollout_summary="A newer summary.",
                               source_updated_at=row["source_updated_at"] + 60)
-    text = captured_run(home, model, run_startup).diff
-    assert diff_status(text) == [f"- M {RAW}", f"- M {SUMMARIES}/{name}"]
-    assert "\n-- old fact\n" in text and "\n+- new fact\n" in text
+    text = _captured_run(home, model, run_startup).text
+    assert _diff_status(text) == [f"- M {RAW}", f"- M {SUMMARIES}/{name}"], \
+        "the diff file does not list the re-extracted thread's summary and raw_memories.md " \
+        "as modified"
+    assert "\n-- old fact\n" in text, "the diff does not show the old raw memory as removed"
+    assert "\n+- new fact\n" in text, "the diff does not show the new raw memory as added"
 
 
 @check("p2.diff.sorted", title="the status list is sorted by path", rules="GIT-03",
@@ -281,7 +462,7 @@ def test_sorted(home: CodexHome, model: MockModel, run_startup: StartupRunner) -
     configure(home)
     for age in (2, 3, 4):
         seed_memory(home, age_s=age * 3600)
-    succeed_once(home, model, run_startup)
+    _succeed_once(home, model, run_startup)
     root = home.memory_root
     (root / "Zeta.md").write_text("z\n")
     (root / "skills" / "demo").mkdir(parents=True)
@@ -290,8 +471,11 @@ def test_sorted(home: CodexHome, model: MockModel, run_startup: StartupRunner) -
     (root / "extensions" / "chronicle" / "instructions.md").write_text("How to read these.\n")
     home.execute(home.memories_db, "DELETE FROM stage1_outputs WHERE rowid IN "
                  "(SELECT rowid FROM stage1_outputs LIMIT 2)")
-    paths = [line[4:] for line in diff_status(captured_run(home, model, run_startup).diff)]
-    assert paths == sorted(paths, key=str.encode) and len(paths) == 6, paths
+    paths = [line[4:] for line in _diff_status(_captured_run(home, model, run_startup).text)]
+    assert len(paths) == 6, "the status list does not hold the six changes (raw_memories.md, " \
+        "two deleted summaries, three added files)"
+    assert paths == sorted(paths, key=str.encode), \
+        "the diff file's status list is not sorted by path (byte order)"
     assert paths[-1] == "skills/demo/SKILL.md", "an added file was not placed by its path"
 
 
@@ -304,14 +488,20 @@ def test_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                 raw="- kept fact", summary="Kept summary.")
     gone = seed_memory(home, thread_id="019a2b3c-4d5e-7f60-8a1b-2c3d4e5f6a7b", slug="gone",
                        raw="- forgotten fact", summary="Forgotten summary.")
-    succeed_once(home, model, run_startup)
+    _succeed_once(home, model, run_startup)
     home.execute(home.memories_db, "DELETE FROM stage1_outputs WHERE thread_id = ?", (gone,))
-    text = captured_run(home, model, run_startup).diff
+    text = _captured_run(home, model, run_startup).text
     masker = Masker({str(home.path): "<home>"})
+    if "```diff\n" not in text:
+        fail(f"{DIFF_FILE} has no ```diff fence")
     body = text.split("```diff\n", 1)[1]
     changed = [masker.text(line) for line in body.splitlines()
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    assert {"status": diff_status(text), "changed": changed} == snapshot
+    seen = {"status": _diff_status(text), "changed": changed}
+    matches = seen == snapshot  # outside the assert: a failed snapshot is reported as a fail
+    if not matches:
+        fail("the diff file of the forgetting run differs from the recorded one (its status "
+             "list and changed lines)", actual=seen)
 
 
 @check("p2.diff.bounded", title="a huge diff is cut at 4 MiB with a marker; the status list "
@@ -320,22 +510,32 @@ def test_bounded(home: CodexHome, model: MockModel, run_startup: StartupRunner) 
     configure(home)
     big = "- " + "é" * (2 * 1024 * 1024 + 100)
     thread = seed_memory(home, raw=big)
-    text = captured_run(home, model, run_startup).diff
-    assert "\n[workspace diff truncated at 4194304 bytes]\n```\n" in text
-    assert len(text.encode()) < 4 * 1024 * 1024 + 64 * 1024
-    assert diff_status(text) == [f"- A {RAW}", f"- A {SUMMARIES}/{stem_of(home, thread)}"]
-    assert "\ufffd" not in text, "the cut split a character"
+    text = _captured_run(home, model, run_startup).text
+    assert "\n[workspace diff truncated at 4194304 bytes]\n```\n" in text, \
+        "the huge diff was not cut at 4 MiB with the truncation marker before the closing fence"
+    assert len(text.encode()) < 4 * 1024 * 1024 + 64 * 1024, \
+        "the diff file is larger than its 4 MiB diff plus the status list"
+    assert _diff_status(text) == [f"- A {RAW}", f"- A {SUMMARIES}/{stem_of(home, thread)}"], \
+        "the cut diff file's status list does not list both added inputs"
+    assert "\ufffd" not in text, "the cut split a UTF-8 character"
 
 
 @check("p2.diff.stale-file-removed", title="a leftover diff file is removed before the "
        "workspace is compared", rules=("DIFF-01", "P2-RUN-02"), level="MUST", area="phase2")
 def test_stale_file_removed(home: CodexHome, model: MockModel,
-                            run_startup: StartupRunner) -> None:
+                            run_startup: StartupRunner, clock: HarnessClock) -> None:
     configure(home)
     seed_memory(home)
-    succeed_once(home, model, run_startup)
+    _succeed_once(home, model, run_startup)
     (home.memory_root / DIFF_FILE).write_text("# left over by a crashed run\n")
     agent_finishes(model)
     run_startup(home)
     assert consolidations(model) == 0, "the leftover diff file alone started an agent"
-    assert not (home.memory_root / DIFF_FILE).exists()
+    assert not (home.memory_root / DIFF_FILE).exists(), \
+        "the leftover diff file is still in the memory root after the next startup"
+    # control: the startup did compare the workspace, and found it unchanged
+    _assert_done(home, "the startup after the leftover diff file")
+    row = global_job(home)
+    assert row is not None
+    assert_now(row["finished_at"], clock, "finished_at of the no-change success after the "
+               "leftover diff file")
