@@ -4,6 +4,7 @@ and a no-change success record."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from memconform.checks.consolidation import (
     configure,
     consolidations,
     expire_cooldown,
+    git,
     global_job,
     marks,
     one_memory_run,
@@ -39,15 +41,45 @@ from memconform.mockmodel import (
     message,
 )
 from memconform.registry import check
+from memconform.verdicts import fail
 
 GLOBAL = "memory_consolidate_global"
 HOUR_S = 3600
 
 
-def job(home: CodexHome) -> dict[str, Any]:
+def job(home: CodexHome, what: str = "the consolidation") -> dict[str, Any]:
     row = global_job(home)
-    assert row is not None, "no consolidation job row"
+    if row is None:
+        fail(f"{what} did not run: there is no memory_consolidate_global job row")
     return row
+
+
+def _done(home: CodexHome, what: str) -> dict[str, Any]:
+    row = job(home, what)
+    assert row["status"] == "done", f"{what} did not leave the consolidation job done"
+    return row
+
+
+def _workspace(home: CodexHome, when: str) -> Path:
+    """The memory root, a git repository with a commit; anything else is a fail."""
+    root = home.memory_root
+    if not root.is_dir():
+        fail(f"{when}, the memory root does not exist")
+    if not (root / ".git").exists():
+        fail(f"{when}, the memory root is not a git repository (no .git)")
+    try:
+        git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    except AssertionError:  # git refused: no commit, or unusable metadata
+        fail(f"{when}, the memory root's git repository has no commit, or its metadata is "
+             "unusable")
+    return root
+
+
+def _mark(home: CodexHome, thread: str, when: str) -> tuple[int, int | None]:
+    current = marks(home)
+    if thread not in current:
+        fail(f"{when}, the thread's stage1_outputs row is gone")
+    return current[thread]
 
 
 @check("p2.run.no-change", title="an unchanged workspace is a success without any model "
@@ -55,8 +87,8 @@ def job(home: CodexHome) -> dict[str, Any]:
 def test_no_change(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                    clock: HarnessClock) -> None:
     thread = one_memory_run(home, model, run_startup)
-    assert job(home)["status"] == "done"
-    baseline = commits(home.memory_root)
+    _done(home, "the first consolidation")
+    baseline = commits(_workspace(home, "after the first consolidation"))
     expire_cooldown(home)
     home.update_stage1_output(thread, selected_for_phase2=0,
                               selected_for_phase2_source_updated_at=None)
@@ -64,16 +96,19 @@ def test_no_change(home: CodexHome, model: MockModel, run_startup: StartupRunner
     agent_finishes(model)
     run_startup(home)
     assert consolidations(model) == 0, "an agent ran although nothing changed"
-    row = job(home)
-    assert row["status"] == "done" and row["last_error"] is None
-    assert_now(row["finished_at"], clock, "finished_at")
-    assert commits(home.memory_root) == baseline, "the baseline was rewritten"
-    assert marks(home)[thread][0] == 1, "the no-change success did not mark the selection"
+    row = _done(home, "the no-change startup")
+    assert row["last_error"] is None, "the no-change success records a last_error"
+    assert_now(row["finished_at"], clock, "finished_at of the no-change success")
+    assert commits(_workspace(home, "after the no-change success")) == baseline, \
+        "the no-change success rewrote the baseline commit"
+    assert _mark(home, thread, "after the no-change success")[0] == 1, \
+        "the no-change success did not mark the selection"
     before = home.query(home.memories_db, "SELECT * FROM jobs")
     run_startup(home)
-    assert consolidations(model) == 0
+    assert consolidations(model) == 0, \
+        "a startup right after the no-change success started an agent"
     assert home.query(home.memories_db, "SELECT * FROM jobs") == before, \
-        "the cooldown did not hold after a no-change success"
+        "the cooldown did not hold after a no-change success: the job rows changed"
 
 
 SKIPS: dict[str, dict[str, Any]] = {
@@ -82,6 +117,13 @@ SKIPS: dict[str, dict[str, Any]] = {
                 "last_error": "failed_agent"},
     "live-lease": {"status": "running", "ownership_token": "other", "worker_id": "w",
                    "started_at": -60, "lease_until": 600},
+}
+# the control: the same row once its cooldown, backoff or lease is over (offsets from now)
+OVER: dict[str, tuple[str, dict[str, int]]] = {
+    "cooldown": ("the six-hour cooldown", {"finished_at": -(6 * HOUR_S + 60)}),
+    "backoff": ("the retry backoff", {"finished_at": -(HOUR_S + 60), "retry_at": -60}),
+    "live-lease": ("the other worker's lease", {"started_at": -(2 * HOUR_S),
+                                                "lease_until": -60}),
 }
 
 
@@ -99,9 +141,20 @@ def test_skipped(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     before = home.query(home.memories_db, "SELECT * FROM jobs")
     agent_finishes(model)
     run_startup(home)
-    assert consolidations(model) == 0
-    assert not (home.memory_root / RAW).exists(), "inputs were written without a claim"
-    assert home.query(home.memories_db, "SELECT * FROM jobs") == before
+    what, over = OVER[case]
+    assert consolidations(model) == 0, f"an agent ran during {what}"
+    assert not (home.memory_root / RAW).exists(), \
+        f"the inputs were written during {what}, without a claim"
+    assert home.query(home.memories_db, "SELECT * FROM jobs") == before, \
+        f"the job rows changed during {what}"
+    # control: once it is over, the next startup does consolidate
+    sets = ", ".join(f"{column} = ?" for column in over)
+    home.execute(home.memories_db, f"UPDATE jobs SET {sets} WHERE kind = ?",
+                 (*(clock.now + offset for offset in over.values()), GLOBAL))
+    run_startup(home)
+    if consolidations(model) == 0:
+        fail(f"control: once {what} was over, the next startup still started no consolidation "
+             "agent, so the skip cannot be told from a pipeline that never consolidates")
 
 
 def raw_memories_is_a_directory(home: CodexHome) -> None:
@@ -120,14 +173,17 @@ BREAKERS: dict[str, Callable[[CodexHome], None]] = {
 
 
 def assert_failed(home: CodexHome, clock: HarnessClock, reason: str,
-                  marks_before: dict[str, Any]) -> None:
-    row = job(home)
-    assert row["status"] == "error", f"job: {row}"
-    assert row["last_error"] == reason
-    assert row["retry_remaining"] == 2 and row["lease_until"] is None
-    assert_now(row["finished_at"], clock, "finished_at")
-    assert row["retry_at"] is not None and row["retry_at"] - row["finished_at"] == HOUR_S
-    assert marks(home) == marks_before, "a failure touched the selection marks"
+                  marks_before: dict[str, Any], what: str) -> None:
+    row = job(home, what)
+    assert row["status"] == "error", f"{what} did not leave the consolidation job in error"
+    assert row["last_error"] == reason, f"the failed run's last_error is not {reason}"
+    assert row["retry_remaining"] == 2, "the failed run did not spend exactly one retry"
+    assert row["lease_until"] is None, "the failed consolidation job still holds its lease"
+    assert_now(row["finished_at"], clock, "finished_at of the failed run")
+    assert row["retry_at"] is not None, "the failed consolidation job has no retry_at"
+    assert row["retry_at"] - row["finished_at"] == HOUR_S, \
+        "the failed job's retry_at is not one hour after its finished_at"
+    assert marks(home) == marks_before, "the failed run changed the selection marks"
 
 
 @check("p2.run.sync-failure", title="inputs that cannot be written fail the run as "
@@ -143,7 +199,8 @@ def test_sync_failure(home: CodexHome, model: MockModel, run_startup: StartupRun
     agent_finishes(model)
     run_startup(home)
     assert consolidations(model) == 0, "an agent ran after the sync failed"
-    assert_failed(home, clock, "failed_sync_workspace_inputs", before)
+    assert_failed(home, clock, "failed_sync_workspace_inputs", before,
+                  "the run whose inputs could not be written")
 
 
 AGENT_FAILURES: dict[str, Reply] = {
@@ -168,9 +225,11 @@ def test_agent_failure(home: CodexHome, model: MockModel, run_startup: StartupRu
     before = marks(home)
     agent_finishes(model, AGENT_FAILURES[case])
     run_startup(home)
-    assert consolidations(model) >= 1, "no agent ran"
-    assert_failed(home, clock, "failed_agent", before)
-    assert RAW not in committed_files(home.memory_root)
+    assert consolidations(model) >= 1, "the consolidation agent never started"
+    assert_failed(home, clock, "failed_agent", before,
+                  "the run whose agent's model call failed")
+    assert RAW not in committed_files(_workspace(home, "after the failed consolidation")), \
+        "raw_memories.md was committed after the failed consolidation"
 
 
 @check("p2.run.retry-after-failure", title="a failed run is retried by a startup after the "
@@ -179,17 +238,21 @@ def test_agent_failure(home: CodexHome, model: MockModel, run_startup: StartupRu
 def test_retry_after_failure(home: CodexHome, model: MockModel,
                              run_startup: StartupRunner) -> None:
     one_memory_run(home, model, run_startup, http_error(500))
-    assert job(home)["status"] == "error"
+    assert job(home, "the consolidation whose agent got HTTP 500")["status"] == "error", \
+        "the consolidation whose agent got HTTP 500 did not leave the job in error"
     model.reset()
     agent_finishes(model)
     run_startup(home)
-    assert consolidations(model) == 0, "retried inside the backoff"
+    assert consolidations(model) == 0, "the failed consolidation was retried inside its " \
+        "one-hour backoff"
     home.execute(home.memories_db, "UPDATE jobs SET retry_at = retry_at - 3601, finished_at = "
                  "finished_at - 3601 WHERE kind = ?", (GLOBAL,))
     run_startup(home)
-    row = job(home)
-    assert consolidations(model) == 1 and row["status"] == "done", f"job: {row}"
-    assert status(home.memory_root) == ""
+    assert consolidations(model) == 1, \
+        "the failed consolidation was not retried once by a startup after its backoff"
+    _done(home, "the retry after the backoff")
+    assert status(_workspace(home, "after the successful retry")) == "", \
+        "the memory root has uncommitted changes after the successful retry"
 
 
 @check("p2.run.agent-turn-bound", title="an agent that never stops calling tools is stopped "
@@ -201,8 +264,11 @@ def test_agent_turn_bound(home: CodexHome, model: MockModel, run_startup: Startu
     model.on("consolidation", *([custom_tool_call("apply_patch", bad, "call_loop")] * 100),
              message(DONE))
     run_startup(home)
-    assert len(model.of_kind("consolidation")) < 100, "the tool loop was not bounded"
-    assert job(home)["last_error"] == "failed_agent"
+    assert consolidations(model) >= 1, "the consolidation agent never started"
+    assert len(model.of_kind("consolidation")) < 100, "the consolidation agent's tool loop " \
+        "was not bounded: it was still calling tools after 100 model turns"
+    assert job(home, "the consolidation")["last_error"] == "failed_agent", \
+        "the stopped agent's run did not fail as failed_agent"
 
 
 WATERMARKS = {
@@ -231,17 +297,22 @@ def test_completion_watermark(home: CodexHome, model: MockModel, run_startup: St
                  last_success_watermark=clock.now + previous if previous else 0)
     agent_finishes(model)
     run_startup(home)
-    row = job(home)
-    assert row["status"] == "done", f"job: {row}"
+    row = _done(home, "the consolidation")
+    assert row["finished_at"] != clock.now - 30_000, \
+        "the consolidation did not run: the job still has the finished_at it was given before " \
+        "the startup"
     newest = max([r["source_updated_at"] for r in home.query(
         home.memories_db, "SELECT source_updated_at FROM stage1_outputs")], default=0)
     if clock.injected:
-        assert newest == (clock.now + max(sources) if sources else 0)
+        assert newest == (clock.now + max(sources) if sources else 0), \
+            "the stage1_outputs source times are not the ones seeded before the startup"
     # with the wall clock a source time may land a second off; the table's offset holds
     # whenever the seeded times are exact
     want = clock.now + expected if clock.injected else max(
         clock.now + claimed, newest, clock.now + previous if previous else 0)
-    assert row["last_success_watermark"] == want
+    assert row["last_success_watermark"] == want, "last_success_watermark is not the " \
+        "largest of the claimed input watermark, the newest selected source time and its " \
+        "previous value"
 
 
 @check("p2.run.without-data", title="a home without any stage-1 data still gets a first "
@@ -252,10 +323,13 @@ def test_without_data(home: CodexHome, model: MockModel, run_startup: StartupRun
     home.ensure_state_db()
     agent_finishes(model)
     run_startup(home)
-    assert consolidations(model) == 1, "no first consolidation"
-    row = job(home)
-    assert row["status"] == "done" and row["last_success_watermark"] == 0
-    assert RAW in committed_files(home.memory_root)
+    assert consolidations(model) == 1, \
+        "a home without stage-1 data got no first consolidation (no agent started)"
+    row = _done(home, "the first consolidation without stage-1 data")
+    assert row["last_success_watermark"] == 0, \
+        "the consolidation without stage-1 data recorded a last_success_watermark other than 0"
+    assert RAW in committed_files(_workspace(home, "after the first consolidation")), \
+        "the placeholder raw_memories.md is not committed after the first consolidation"
 
 
 @check("p2.run.cooldown-despite-new-input", title="new stage-1 output during the cooldown "
@@ -271,10 +345,13 @@ def test_cooldown_despite_new_input(home: CodexHome, model: MockModel,
     agent_finishes(model)
     run_startup(home)
     assert model.of_kind("stage1"), "the fresh thread was not extracted"
-    assert consolidations(model) == 0, "the cooldown was ignored"
-    row = job(home)
-    assert row["input_watermark"] >= fresh.updated_at_ms // 1000
-    assert not (home.memory_root / RAW).exists()
+    assert consolidations(model) == 0, "the cooldown was ignored: an agent ran"
+    row = job(home, "the startup")
+    assert row["input_watermark"] is not None, "the consolidation job has no input_watermark"
+    assert row["input_watermark"] >= fresh.updated_at_ms // 1000, \
+        "the new stage-1 output did not re-arm the consolidation job: its input_watermark is " \
+        "below the thread's updated_at"
+    assert not (home.memory_root / RAW).exists(), "the inputs were written during the cooldown"
 
 
 @check("p2.run.selected-survive-pruning", title="rows of the last successful selection are "
@@ -284,11 +361,17 @@ def test_cooldown_despite_new_input(home: CodexHome, model: MockModel,
 def test_selected_survive_pruning(home: CodexHome, model: MockModel,
                                   run_startup: StartupRunner) -> None:
     thread = one_memory_run(home, model, run_startup)
-    assert marks(home)[thread][0] == 1
+    _done(home, "the first consolidation")
+    assert _mark(home, thread, "after the first consolidation")[0] == 1, \
+        "the first consolidation did not mark its selected row"
     configure(home, {"max_unused_days": 0})
     expire_cooldown(home)
     run_startup(home)
-    assert thread in marks(home), "a selected row was pruned"
-    assert job(home)["status"] == "done"
+    assert thread in marks(home), "a row of the last successful selection was pruned"
+    _done(home, "the second consolidation")
     assert marks(home)[thread] == (0, None), "the out-of-window row is still marked selected"
-    assert not any(p.name.endswith(".md") for p in (home.memory_root / SUMMARIES).iterdir())
+    folder = home.memory_root / SUMMARIES
+    if not folder.is_dir():
+        fail(f"{SUMMARIES}/ is missing after the second consolidation")
+    assert [p.name for p in folder.iterdir() if p.name.endswith(".md")] == [], \
+        "the out-of-window row's summary is still in rollout_summaries/"
