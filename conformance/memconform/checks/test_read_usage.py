@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memconform.adapters import Adapter
-from memconform.checks.consolidation import agent_finishes, configure, raw_threads, seed_memory
+from memconform.checks.consolidation import RAW, SECTION, agent_finishes, configure, seed_memory
 from memconform.checks.stage1 import assert_now
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
@@ -16,6 +16,7 @@ from memconform.home import CodexHome
 from memconform.mockmodel import MockModel
 from memconform.registry import check
 from memconform.resources import fixture_json
+from memconform.verdicts import fail, produced
 
 CASES = fixture_json("read", "usage.json")["cases"]
 NEEDS = ("turn.message",)
@@ -32,6 +33,11 @@ def send(impl: Adapter, home: CodexHome, clock: HarnessClock, text: str) -> dict
     result: dict[str, Any] = impl.call("turn.message", {
         "home": str(home.path), "text": text, "now_ms": clock.request_now(), "seed": 1})
     return result
+
+
+def raw_threads(home: CodexHome) -> list[str]:
+    """The thread ids of `raw_memories.md`'s sections, in file order."""
+    return SECTION.findall(produced(home.memory_root / RAW, RAW))
 
 
 def spell(raw: str, ids: dict[str, str]) -> str:
@@ -58,19 +64,27 @@ def test_writeback(impl: Adapter, home: CodexHome, clock: HarnessClock,
         ids[label] = seed_memory(home, **columns)
         before[label] = columns.get("last_usage")
     result = send(impl, home, clock, message([spell(i, ids) for i in case["ids"]]))
-    assert result["visible_text"] == "Here is the answer.\n"
-    assert result["usage_updates"] == case["updates"]
+    assert result["visible_text"] == "Here is the answer.\n", \
+        "the message's visible text is not its answer with the citation block hidden"
+    assert result["usage_updates"] == case["updates"], \
+        "turn.message did not report one usage update per distinct cited id with a stage-1 row"
     rows = {r["thread_id"]: r for r in home.query(home.memories_db,
                                                   "SELECT * FROM stage1_outputs")}
     stamps = set()
     for label, tid in ids.items():
-        assert rows[tid]["usage_count"] == case["after"][label], f"{label}: usage_count"
+        row = rows.get(tid)
+        if row is None:
+            fail(f"the stage-1 row of memory {label} is gone after the message")
+        cited = "cited" if label in case["used"] else "uncited"
+        assert row["usage_count"] == case["after"][label], \
+            f"the {cited} memory {label} does not have the expected usage_count after the message"
         if label in case["used"]:
-            assert_now(rows[tid]["last_usage"], clock, f"{label}.last_usage")
-            stamps.add(rows[tid]["last_usage"])
+            assert_now(row["last_usage"], clock, f"last_usage of the cited memory {label}")
+            stamps.add(row["last_usage"])
         else:
-            assert rows[tid]["last_usage"] == before[label], f"{label}: last_usage changed"
-    assert len(stamps) <= 1, "one message stamped its rows with different times"
+            assert row["last_usage"] == before[label], \
+                f"the message changed last_usage of the uncited memory {label}"
+    assert len(stamps) <= 1, "one message stamped its cited rows' last_usage with different times"
 
 
 @check("read.usage.feeds-selection", title="a cited memory outranks an uncited, newer one in "
@@ -84,7 +98,8 @@ def test_feeds_selection(impl: Adapter, home: CodexHome, clock: HarnessClock, mo
     send(impl, home, clock, message([old]))
     agent_finishes(model)
     run_startup(home)
-    assert raw_threads(home) == [old]
+    assert raw_threads(home) == [old], f"{RAW} of the next consolidation (room for one memory) " \
+        "does not hold only the cited, older memory"
 
 
 @check("read.usage.saves-from-pruning", title="a recent use keeps an old memory from being "
@@ -99,4 +114,6 @@ def test_saves_from_pruning(impl: Adapter, home: CodexHome, clock: HarnessClock,
     run_startup(home)
     left = {r["thread_id"] for r in home.query(home.memories_db,
                                                "SELECT thread_id FROM stage1_outputs")}
-    assert cited in left and uncited not in left
+    assert cited in left, "the memory cited by the message was pruned though its use is recent"
+    assert uncited not in left, \
+        "the uncited memory, unused for 10 days with max_unused_days = 5, was not pruned"
