@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -324,8 +325,27 @@ def test_listening_on_is_printed_once_connections_are_served(tmp_path: Path) -> 
             server.wait(10)
 
 
-def test_the_harness_returns_a_service_that_answers() -> None:
-    service = start("ref", "sqlite")
+LATE_SERVER = """
+import socket, sys, time
+import uvicorn
+from memref.cloud.app import create_app
+
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+sock = socket.socket()
+sock.bind(("127.0.0.1", 0))
+print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
+time.sleep(1.5)  # announced before it listens, as the reference once did
+uvicorn.Server(uvicorn.Config(create_app(args["--db"], args["--conformance-token"]),
+                              log_level="warning")).run(sockets=[sock])
+"""
+
+
+def test_the_harness_waits_until_the_service_answers(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "late_server.py").write_text(LATE_SERVER, encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    service = start("serve:late_server", "sqlite")
     try:
         reply = httpx.post(f"{service.base_url}/conformance/reset", timeout=5,
                            headers={"x-conformance-token": service.token})
