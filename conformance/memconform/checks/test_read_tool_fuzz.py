@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 
 from memconform.adapters import Adapter
 from memconform.home import CodexHome
+from memconform.protocol import ProtocolViolation, validate_tool_output
 from memconform.registry import check
 from memconform.trees import Tree
+from memconform.verdicts import fail, produced
 
 BATCH = 250
 EXAMPLES = 40  # BATCH * EXAMPLES = 10,000 generated inputs per tool
@@ -117,27 +119,35 @@ class Oracle:
     def __init__(self, tree: Tree) -> None:
         self.root = tree.root
 
-    def target(self, path: str) -> tuple[str, Path | None]:
-        """("refuse", None) for a path that must be refused, else its kind and location."""
+    def judged(self, path: str) -> tuple[str, Path | None, str]:
+        """("refuse", None, why) for a path that must be refused, else its kind, location and
+        what it names."""
         if path.startswith("/") or re.match(r"[A-Za-z]:", path):
-            return "refuse", None
+            return "refuse", None, "it is absolute or has a drive prefix"
         parts = [p for p in path.split("/") if p not in ("", ".")]
-        if ".." in parts or any(p.startswith(".") for p in parts) or "\x00" in path:
-            return "refuse", None
+        if ".." in parts:
+            return "refuse", None, "it has a parent component"
+        if any(p.startswith(".") for p in parts):
+            return "refuse", None, "it has a hidden component"
+        if "\x00" in path:
+            return "refuse", None, "it holds a NUL character"
         current = self.root
         for index, part in enumerate(parts):
             current = current / part
             try:
                 mode = os.lstat(current).st_mode
             except FileNotFoundError:
-                return "refuse", None
+                return "refuse", None, "it names nothing in the memory root"
             except OSError:  # a name too long for the file system
-                return "refuse", None
-            if stat.S_ISLNK(mode) or (index + 1 < len(parts) and not stat.S_ISDIR(mode)):
-                return "refuse", None
+                return "refuse", None, "it names nothing the file system can hold"
+            if stat.S_ISLNK(mode):
+                return "refuse", None, "it goes through a symlink"
+            if index + 1 < len(parts) and not stat.S_ISDIR(mode):
+                return "refuse", None, "it walks through a file"
         mode = os.lstat(current).st_mode
         kind = "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
-        return kind, current
+        names = {"dir": "a directory", "file": "a file"}.get(kind, "neither file nor directory")
+        return kind, current, f"it names {names}"
 
     def visible(self, folder: Path) -> list[Path]:
         return [folder / n for n in os.listdir(folder) if not n.startswith(".")
@@ -158,45 +168,62 @@ class Oracle:
 def assert_no_leak(result: dict[str, Any], where: str) -> None:
     text = json.dumps(result)
     for token in TOKENS:
-        assert token not in text, f"{where}: {token} reached the model: {text[:300]}"
+        assert token not in text, f"{where}: the answer shows {token}, " + (
+            "a file outside the memory root" if token == "OUTSIDE-TOKEN" else "a hidden file")
+
+
+def tool_output(tool: str, result: dict[str, Any], where: str) -> dict[str, Any]:
+    """The `output` of a served call, valid for its tool (tools.json)."""
+    output: dict[str, Any] = result["output"]
+    try:
+        validate_tool_output(tool, output)
+    except ProtocolViolation as exc:
+        fail(f"{where} answered an output the {tool} tool's schema does not allow ({exc})")
+    return output
 
 
 def served(oracle: Oracle, tool: str, path: str, result: dict[str, Any],
-           kinds: tuple[str, ...]) -> Path | None:
+           kinds: tuple[str, ...]) -> tuple[Path, dict[str, Any]] | None:
     """The oracle's verdict enforced: refused unless the path is clean and names an entry of
-    a kind the tool serves; the entry when it was served."""
-    kind, target = oracle.target(path)
+    a kind the tool serves; the entry and the tool's output when it was served."""
+    kind, target, reason = oracle.judged(path)
     if kind not in kinds or target is None:
-        assert "error" in result, f"{tool} {path!r} was served: {result}"
+        assert "error" in result, f"{tool} of {path!r} was served, but must be refused: {reason}"
         return None
-    assert "output" in result, f"{tool} {path!r} refused: {result['error']}"
-    return target
+    if "output" not in result:
+        fail(f"{tool} of the clean path {path!r} was refused ({reason}): {result['error']}")
+    return target, tool_output(tool, result, f"{tool} of {path!r}")
 
 
 def expect_list(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
-    target = served(oracle, "list", path, result, ("dir", "file"))
-    if target is not None:
+    answer = served(oracle, "list", path, result, ("dir", "file"))
+    if answer is not None:
+        target, output = answer
         shown = oracle.visible(target) if target.is_dir() else [target]
         entries = sorted((oracle.rel(p), "directory" if p.is_dir() else "file") for p in shown)
-        got = sorted((e["path"], e["entry_type"]) for e in result["output"]["entries"])
-        assert got == entries, f"list {path!r}: {got} != {entries}"
+        got = sorted((e["path"], e["entry_type"]) for e in output["entries"])
+        assert got == entries, \
+            f"list of {path!r} does not show exactly the visible entries there (path, type)"
 
 
 def expect_read(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
-    target = served(oracle, "read", path, result, ("file",))
-    if target is not None:
-        assert result["output"]["content"] == target.read_text(encoding="utf-8"), \
-            f"read {path!r}"
+    answer = served(oracle, "read", path, result, ("file",))
+    if answer is not None:
+        target, output = answer
+        assert output["content"] == target.read_text(encoding="utf-8"), \
+            f"read of {path!r} does not return the file's content"
 
 
 def expect_search(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
-    target = served(oracle, "search", path, result, ("dir", "file"))
-    if target is not None:
+    answer = served(oracle, "search", path, result, ("dir", "file"))
+    if answer is not None:
+        target, output = answer
         want = sorted((oracle.rel(f), n) for f in oracle.files_below(target)
                       for n, line in enumerate(f.read_text(encoding="utf-8").split("\n"), 1)
                       if "needle" in line)
-        got = sorted((m["path"], m["match_line_number"]) for m in result["output"]["matches"])
-        assert got == want, f"search {path!r}: {got} != {want}"
+        got = sorted((m["path"], m["match_line_number"]) for m in output["matches"])
+        assert got == want, f"search of {path!r} for needle does not find exactly the " \
+            "matching lines of the visible files there (path, line number)"
 
 
 JUDGES = {"list": expect_list, "read": expect_read, "search": expect_search}
@@ -210,24 +237,39 @@ def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], inputs: st.S
     tree.build(TREE)
     outside = tree.outside_files()
     facts["inputs"] = 0
+    first_failure: list[AssertionError] = []
 
     # no shrinking: a failure names its input, and shrinking 100-call batches costs minutes
     @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
               phases=(Phase.generate,), suppress_health_check=list(HealthCheck))
     @given(st.lists(inputs, min_size=BATCH, max_size=BATCH))
     def batch(values: list[str]) -> None:
+        # Hypothesis replays a failing batch against the tree (and notes) the first run left;
+        # the replay reports the first run's failure, not what the changed tree makes of it
+        if first_failure:
+            raise first_failure[0]
+        try:
+            judge_batch(values)
+        except AssertionError as exc:
+            first_failure.append(exc)
+            raise
+
+    def judge_batch(values: list[str]) -> None:
         subs = [tree.substitute(v) for v in values]
         calls = [make_call(v) for v in subs]
         results = impl.call("tools.call", {"home": str(home.path), "calls": calls})["results"]
-        assert len(results) == len(calls)
-        for value, result in zip(subs, results, strict=True):
-            assert_no_leak(result, repr(value))
+        assert len(results) == len(calls), \
+            f"tools.call with {len(calls)} calls did not answer one result per call"
+        for value, call, result in zip(subs, calls, results, strict=True):
+            assert_no_leak(result, f"{call['name']} of {value!r}")
             judge(value, result)
-        assert tree.outside_files() == outside, "a file outside the memory root changed"
+        assert tree.outside_files() == outside, \
+            "a file in the folder outside the memory root was changed by the calls"
         facts["inputs"] += len(values)
 
     batch()
-    assert facts["inputs"] >= BATCH * EXAMPLES, f"only {facts['inputs']} inputs were tried"
+    assert facts["inputs"] >= BATCH * EXAMPLES, \
+        f"only {facts['inputs']} of {BATCH * EXAMPLES} generated inputs were tried"
     return tree
 
 
@@ -270,19 +312,28 @@ def test_fuzz_note(impl: Adapter, home: CodexHome, facts: dict[str, Any]) -> Non
 
     def judge(name: str, result: dict[str, Any]) -> None:
         """Judged in call order, so `created` is the folder as the call found it."""
-        fresh = (NOTE_NAME.fullmatch(name) is not None and len(name.encode()) <= 128
-                 and name not in created and name not in PLANTED)
-        if not fresh:
-            assert "error" in result, f"note {name!r} was accepted: {result}"
+        why = ("a planted symlink in the notes folder" if name in PLANTED
+               else "the name of a note written before" if name in created
+               else "not of the form YYYY-MM-DDTHH-MM-SS-slug.md (a slug of a-z, 0-9 and -)"
+               if NOTE_NAME.fullmatch(name) is None
+               else "longer than 128 bytes" if len(name.encode()) > 128 else None)
+        if why is not None:
+            assert "error" in result, \
+                f"add_ad_hoc_note accepted the name {name!r}, which is {why}"
             return
-        assert result == {"output": {}}, f"note {name!r} refused: {result}"
+        if "output" not in result:
+            fail(f"add_ad_hoc_note refused the well-formed new name {name!r}: {result['error']}")
+        tool_output("add_ad_hoc_note", result, f"add_ad_hoc_note of {name!r}")
         created.add(name)
-        assert (notes / name).read_text(encoding="utf-8") == f"note {name}", f"note {name!r}"
+        assert produced(notes / name, f"the accepted note {name}") == f"note {name}", \
+            f"the accepted note {name} does not hold exactly the note text"
 
     tree = run_fuzz(impl, home, facts, name_strategy(), make, judge)
     written = {k for k in tree.files(tree.root, tree.root) if k.startswith(NOTES + "/")}
-    assert written == {f"{NOTES}/{n}" for n in created}, "notes written that were not accepted"
+    assert written == {f"{NOTES}/{n}" for n in created}, \
+        f"the files in {NOTES} are not exactly the accepted notes"
     others = {k: v for k, v in tree.files(tree.root, tree.root).items()
               if not k.startswith(NOTES + "/")}
-    assert others == TREE["files"], "a file outside the notes folder was written"
+    assert others == TREE["files"], \
+        f"a file in the memory root outside {NOTES} was written or changed"
     facts["notes_created"] = len(created)
