@@ -161,7 +161,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any, right: Any) -> None:
-    """Remember the comparison of a failing `assert`: its record shows expected and actual."""
+    """Remember the comparison of a failing `assert`: its record shows expected and actual
+    (against a syrupy snapshot: both as the snapshot serializes them)."""
+    if type(right).__name__ == "SnapshotAssertion":
+        try:
+            last = right.executions[max(right.executions)]
+            left, right = last.asserted_data, last.recalled_data
+        except (AttributeError, KeyError, TypeError, ValueError):
+            pass
     _comparisons.append(Comparison(op, left, right))
     del _comparisons[:-1]
 

@@ -55,8 +55,12 @@ def normalizer_for(item: Any) -> Normalizer:
     return Normalizer(dirs)
 
 
-def plain(value: Any) -> Any:
-    """`value` as JSON-compatible data, with no object reprs left in it."""
+MAX_DEPTH = 32
+
+
+def plain(value: Any, _seen: frozenset[int] = frozenset()) -> Any:
+    """`value` as JSON-compatible data, with no object reprs left in it; a container met
+    again inside itself (or nested deeper than MAX_DEPTH) reads `<…>`."""
     if isinstance(value, str | int | float | bool) or value is None:
         return value
     if isinstance(value, bytes):
@@ -64,19 +68,34 @@ def plain(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, enum.Enum):
-        return plain(value.value)
+        return plain(value.value, _seen)
+    if id(value) in _seen or len(_seen) >= MAX_DEPTH:
+        return "<…>"
+    seen = _seen | {id(value)}
     if isinstance(value, sqlite3.Row):
-        return {key: plain(value[key]) for key in value.keys()}  # noqa: SIM118
+        return {key: plain(value[key], seen) for key in value.keys()}  # noqa: SIM118
+    if type(value).__name__ == "SnapshotAssertion":  # syrupy's: its fields point back at it
+        return _stored_snapshot(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+        return {f.name: plain(getattr(value, f.name), seen) for f in dataclasses.fields(value)
                 if f.repr}
     if isinstance(value, dict):
-        return {str(plain(k)): plain(v) for k, v in value.items()}
+        return {str(plain(k, seen)): plain(v, seen) for k, v in value.items()}
     if isinstance(value, set | frozenset):
-        return sorted((plain(v) for v in value), key=repr)
+        return sorted((plain(v, seen) for v in value), key=repr)
     if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
+        return [plain(v, seen) for v in value]
     return f"<{type(value).__name__}>"
+
+
+def _stored_snapshot(snapshot: Any) -> str:
+    """The serialized value the last comparison with a syrupy snapshot recalled."""
+    try:
+        results = snapshot.executions
+        recalled = results[max(results)].recalled_data
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return "<snapshot>"
+    return recalled if isinstance(recalled, str) else "<no stored snapshot>"
 
 
 def render(value: Any, normalize: Normalizer) -> str:
