@@ -352,3 +352,38 @@ def test_the_harness_waits_until_the_service_answers(tmp_path: Path,
         assert reply.status_code == 200
     finally:
         service.stop()
+
+
+# 5. collisions are retried, then refused with 429 -----------------------------------------
+
+def test_a_write_that_keeps_colliding_is_retried_then_a_429(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    from memref.cloud import settings as user_settings
+
+    client, tokens = _app_world(tmp_path, tasks=0)
+    original, failures = user_settings.update, [2]
+
+    def update(*args: Any) -> dict[str, Any]:
+        if failures[0]:
+            failures[0] -= 1
+            raise OperationalError("UPDATE", {}, sqlite3.OperationalError("database is locked"))
+        return original(*args)
+
+    monkeypatch.setattr(user_settings, "update", update)
+    headers = {"Authorization": f"Bearer {tokens['b']}"}
+    reply = client.put("/users/me/auto-memory-settings", json={"idle_seconds": 7},
+                       headers=headers)
+    assert reply.status_code == 200 and reply.json()["idle_seconds"] == 7, "not retried"
+    failures[0] = 1_000
+    reply = client.put("/users/me/auto-memory-settings", json={"idle_seconds": 8},
+                       headers=headers)
+    assert reply.status_code == 429, reply.text
+    assert reply.headers["retry-after"] == "1"
+    assert reply.json() == {"detail": "the service is busy: retry shortly"}
+    assert client.get("/users/me/auto-memory-settings", headers=headers).json()[
+        "idle_seconds"] == 7

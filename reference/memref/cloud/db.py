@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from memref.cloud.schema import WRITE
 
 T = TypeVar("T")
-ATTEMPTS = 8
+ATTEMPTS = 6
 BACKOFF_S = 0.02
 # PostgreSQL: serialization_failure, deadlock_detected, lock_not_available
 RETRY_SQLSTATES = {"40001", "40P01", "55P03"}

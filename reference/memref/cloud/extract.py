@@ -174,12 +174,12 @@ def _one(con: Connection, task_id: str, now: int, faults: Faults, force: bool,
         con.rollback()
         return
     task = dict(row)
-    # memories of one project are superseded by goal: their stores go one at a time
-    con.execute(select(projects.c.id).where(projects.c.id == task["project_id"])
-                .with_for_update(key_share=True))
     prefs = user_settings.read(con, task["user_id"])
     reason = gate(con, task, prefs, now, force, faults)
     if reason is None:
+        # memories of one project are superseded by goal: its stores go one at a time
+        con.execute(select(projects.c.id).where(projects.c.id == task["project_id"])
+                    .with_for_update(key_share=True))
         store(con, task, now)
     log(con, task["user_id"], task["id"], reason, now)
     con.commit()
