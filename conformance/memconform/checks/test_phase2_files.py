@@ -13,8 +13,9 @@ from memconform.checks.consolidation import (
     EMPTY_RAW,
     RAW,
     SUMMARIES,
+    agent_finishes,
     configure,
-    run_to_success,
+    global_job,
     seed_memory,
     summary_files,
 )
@@ -24,6 +25,7 @@ from memconform.mockmodel import MockModel
 from memconform.registry import check
 from memconform.resources import fixture_json
 from memconform.snapshots import tree
+from memconform.verdicts import fail, only, produced
 
 STEMS = fixture_json("phase2", "stems.json")["cases"]
 RAW_HEADER = ("# Raw Memories\n\nMerged stage-1 raw memories (stable ascending thread-id "
@@ -37,11 +39,26 @@ def rfc3339(seconds: int) -> str:
 
 
 def facts(home: CodexHome, thread_id: str) -> dict[str, Any]:
-    [thread] = home.query(home.state_db, "SELECT cwd, rollout_path, git_branch FROM threads "
-                          "WHERE id = ?", (thread_id,))
-    [output] = home.query(home.memories_db, "SELECT * FROM stage1_outputs WHERE thread_id = ?",
-                          (thread_id,))
+    thread = only(home.query(home.state_db, "SELECT cwd, rollout_path, git_branch FROM threads "
+                             "WHERE id = ?", (thread_id,)), f"threads row of {thread_id}")
+    output = only(home.query(home.memories_db, "SELECT * FROM stage1_outputs WHERE "
+                             "thread_id = ?", (thread_id,)), f"stage1_outputs row of {thread_id}")
     return {**thread, **output}
+
+
+def run_to_success(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    """One startup whose consolidation (the agent finishing at once) must succeed."""
+    agent_finishes(model)
+    run_startup(home)
+    job = global_job(home)
+    if job is None:
+        fail("the startup ran no consolidation: there is no memory_consolidate_global job row")
+    assert job["status"] == "done", \
+        "the startup's consolidation (the agent finishing at once) did not leave the job done"
+
+
+def raw_text(home: CodexHome) -> str:
+    return produced(home.memory_root / RAW, RAW)
 
 
 END_TO_END = [c for c in STEMS if not c.get("unit_only")]
@@ -59,9 +76,11 @@ def test_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     if expected is None:
         stamp = datetime.fromtimestamp(facts(home, case["thread_id"])["source_updated_at"], UTC)
         expected = f"{stamp:%Y-%m-%dT%H-%M-%S}-{case['hash']}{case['suffix']}"
-    assert summary_files(home) == [f"{expected}.md"]
-    raw = (home.memory_root / RAW).read_text(encoding="utf-8")
-    assert f"rollout_summary_file: {expected}.md\n" in raw, "raw_memories.md names another file"
+    assert summary_files(home) == [f"{expected}.md"], f"{SUMMARIES}/ does not hold exactly the " \
+        "one summary file named <id time>-<base-62 hash>[-<clean slug>].md"
+    assert f"rollout_summary_file: {expected}.md\n" in raw_text(home), \
+        f"{RAW} does not name the summary file {expected}.md as the thread's " \
+        "rollout_summary_file"
 
 
 def stem(case_id: str) -> str:
@@ -88,7 +107,8 @@ def test_raw_memories(home: CodexHome, model: MockModel, run_startup: StartupRun
         expected += (f"## Thread `{thread_id}`\nupdated_at: {rfc3339(row['source_updated_at'])}\n"
                      f"cwd: {row['cwd']}\nrollout_path: {row['rollout_path']}\n"
                      f"rollout_summary_file: {name}.md\n\n{body}\n\n")
-    assert (home.memory_root / RAW).read_text(encoding="utf-8") == expected
+    assert raw_text(home) == expected, f"{RAW} is not the header, then one section per " \
+        "thread in ascending id order with its fields and its trimmed memory"
 
 
 @check("p2.fs.raw-memories-empty", title="with nothing selected raw_memories.md is exactly the "
@@ -98,8 +118,10 @@ def test_raw_memories_empty(home: CodexHome, model: MockModel,
     configure(home)
     home.ensure_state_db()
     run_to_success(home, model, run_startup)
-    assert (home.memory_root / RAW).read_bytes() == EMPTY_RAW.encode()
-    assert summary_files(home) == []
+    raw_text(home)
+    assert (home.memory_root / RAW).read_bytes() == EMPTY_RAW.encode(), \
+        f"with nothing selected {RAW} is not exactly the no-raw-memories placeholder"
+    assert summary_files(home) == [], f"with nothing selected {SUMMARIES}/ holds summary files"
 
 
 SUMMARY_CASES = {
@@ -125,8 +147,10 @@ def test_summary_file(home: CodexHome, model: MockModel, run_startup: StartupRun
               f"rollout_path: {row['rollout_path']}\ncwd: {row['cwd']}\n")
     if branch is not None:
         header += f"git_branch: {branch}\n"
-    path = home.memory_root / SUMMARIES / f"{stem('v7-no-slug')}.md"
-    assert path.read_text(encoding="utf-8") == f"{header}\n{summary}\n"
+    name = f"{SUMMARIES}/{stem('v7-no-slug')}.md"
+    assert produced(home.memory_root / name, name) == f"{header}\n{summary}\n", \
+        f"{name} is not thread_id, updated_at, rollout_path, cwd, the branch if any, a blank " \
+        "line and the summary verbatim"
 
 
 @check("p2.fs.updated-at", title="updated_at is RFC 3339 in whole seconds with +00:00",
@@ -135,11 +159,13 @@ def test_updated_at(home: CodexHome, model: MockModel, run_startup: StartupRunne
     configure(home)
     seed_memory(home, thread_id=FIRST, slug=None, age_s=2 * 3600 + 1)
     run_to_success(home, model, run_startup)
-    text = (home.memory_root / SUMMARIES / f"{stem('v7-no-slug')}.md").read_text(
-        encoding="utf-8")
-    assert "updated_at: 2026-06-01T09:59:59+00:00\n" in text
-    assert "updated_at: 2026-06-01T09:59:59+00:00\n" in (home.memory_root / RAW).read_text(
-        encoding="utf-8")
+    name = f"{SUMMARIES}/{stem('v7-no-slug')}.md"
+    assert "updated_at: 2026-06-01T09:59:59+00:00\n" in produced(home.memory_root / name, name), \
+        f"{name} does not give updated_at as 2026-06-01T09:59:59+00:00 (RFC 3339, whole " \
+        "seconds, +00:00)"
+    assert "updated_at: 2026-06-01T09:59:59+00:00\n" in raw_text(home), \
+        f"{RAW} does not give updated_at as 2026-06-01T09:59:59+00:00 (RFC 3339, whole " \
+        "seconds, +00:00)"
 
 
 @check("p2.fs.stale-summaries", title="summaries of threads no longer selected are removed; "
@@ -153,7 +179,9 @@ def test_stale_summaries(home: CodexHome, model: MockModel, run_startup: Startup
         (folder / name).write_text("old\n", encoding="utf-8")
     run_to_success(home, model, run_startup)
     assert summary_files(home) == sorted([f"{stem('v7-no-slug')}.md", "notes.txt",
-                                          "keep.md.bak"])
+                                          "keep.md.bak"]), \
+        f"{SUMMARIES}/ does not hold exactly the selected thread's summary and the entries " \
+        "that are not .md files"
 
 
 @check("p2.fs.stale-summary-unremovable", title="an .md entry that cannot be removed does not "
@@ -164,13 +192,14 @@ def test_stale_summary_unremovable(home: CodexHome, model: MockModel,
     seed_memory(home, thread_id=FIRST, slug=None)
     (home.memory_root / SUMMARIES / "stale.md").mkdir(parents=True)
     run_to_success(home, model, run_startup)
-    assert f"{stem('v7-no-slug')}.md" in summary_files(home)
-    assert raw_sections_of(home) == [FIRST]
+    assert f"{stem('v7-no-slug')}.md" in summary_files(home), \
+        "an unremovable stale .md entry stopped the selected thread's summary file being written"
+    assert raw_sections_of(home) == [FIRST], \
+        f"an unremovable stale .md entry stopped {RAW} listing the selected thread"
 
 
 def raw_sections_of(home: CodexHome) -> list[str]:
-    text = (home.memory_root / RAW).read_text(encoding="utf-8")
-    return [line[len("## Thread `"):-1] for line in text.splitlines()
+    return [line[len("## Thread `"):-1] for line in raw_text(home).splitlines()
             if line.startswith("## Thread `")]
 
 
@@ -191,9 +220,12 @@ def test_outputs_kept(home: CodexHome, model: MockModel, run_startup: StartupRun
     run_to_success(home, model, run_startup)
     for name, text in OUTPUTS.items():
         path = home.memory_root / name
-        assert path.is_file(), f"{name} was deleted"
-        assert path.read_text(encoding="utf-8") == text, f"{name} changed"
-    assert summary_files(home) == []
+        assert path.is_file(), \
+            f"the consolidation deleted {name}, which it must leave for the agent"
+        assert path.read_text(encoding="utf-8") == text, \
+            f"the consolidation changed {name}, which it must leave for the agent"
+    assert summary_files(home) == [], \
+        f"with nothing selected the stale summary file is still in {SUMMARIES}/"
 
 
 @check("p2.fs.tree", title="the memory root after one consolidation (snapshot)",
@@ -208,4 +240,5 @@ def test_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     run_to_success(home, model, run_startup)
     files = {k: v for k, v in tree(home.memory_root).items()
              if not k.startswith("extensions/")}
-    assert files == snapshot
+    assert files == snapshot, "the memory root after one consolidation (extensions/ aside) " \
+        "differs from the snapshot"

@@ -58,7 +58,7 @@ def consolidated(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     run_startup(home)
     job = global_job(home)
     if job is None:
-        fail("the startup left no memory_consolidate_global job row")
+        fail("the startup ran no consolidation: there is no memory_consolidate_global job row")
     assert job["status"] == "done", \
         "the startup's consolidation (the agent finishing at once) did not leave the job done"
     return job
