@@ -21,7 +21,7 @@ from typing import Any
 from memconform.bundles import directory_name
 from memconform.rendering import Normalizer
 
-TEXT_LIMIT = 1024 * 1024
+TEXT_LIMIT = 8 * 1024 * 1024
 
 
 def _rows(path: Path) -> dict[str, Any]:

@@ -239,9 +239,11 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: fl
               help="Parallel workers for each run.")
 @click.option("--adapter-timeout", type=click.FloatRange(min=0.1), default=120.0,
               show_default=True)
+@click.option("--reuse", is_flag=True, help="Compare the states an earlier diff left in --out "
+                                            "instead of running the checks again.")
 def diff_command(impls: tuple[str, ...], areas: tuple[str, ...], ids: tuple[str, ...],
                  matches: tuple[str, ...], allowed: Path | None, out: Path, fmt: str,
-                 workers: int, adapter_timeout: float) -> None:
+                 workers: int, adapter_timeout: float, reuse: bool) -> None:
     """Run the same checks on two implementations and report every difference in what they
     left behind: database rows, memory files, model requests, protocol answers."""
     from memconform import capture, differential
@@ -256,6 +258,11 @@ def diff_command(impls: tuple[str, ...], areas: tuple[str, ...], ids: tuple[str,
     captures = []
     for side, impl in zip("ab", impls, strict=True):
         report_dir, states = out / side / "report", out / side / "state"
+        if reuse:
+            if not states.is_dir():
+                raise click.UsageError(f"--reuse: {states} holds no states of an earlier run")
+            captures.append(capture.load(states))
+            continue
         if states.exists():
             shutil.rmtree(states)
         args = _pytest_args(impl, areas, ids, matches, None, report_dir, workers, False, False,

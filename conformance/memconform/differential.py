@@ -2,12 +2,13 @@
 
 Normalization, applied to each side before comparing (the only place it is defined):
 
-- UUIDs found in both captures of a check stay as they are (ids the harness seeded); an id
-  only one side has (a session thread, an ownership token) becomes `<id-N>`, numbered by
-  first appearance in that side's state;
+- UUIDs (hyphenated or in the simple 32-digit spelling) found in both captures of a check
+  stay as they are (ids the harness seeded); an id only one side has (a session thread, an
+  ownership token) becomes `<id-N>`, numbered by first appearance in that side's state;
 - times become offsets from the check's harness clock, rounded to minutes: whole-second and
-  millisecond integers within ten years of it, ISO-8601 stamps (`2026-06-01T09:00:00+00:00`,
-  `…Z`, `…T09-00-00` as in file names) → `<now+120m>`;
+  millisecond integers within a year of it (older ones, e.g. read from a fixed UUIDv7, stay),
+  ISO-8601 stamps (`2026-06-01T09:00:00+00:00`, `…Z`, `…T09-00-00` as in file names) →
+  `<now+120m>`;
 - temporary directories and ports were already normalized in the capture (`<tmp>`, `<port>`).
 
 A difference is a path into the state with both values: rows by table and primary key
@@ -28,9 +29,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+UUID = re.compile(r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b")
 STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)T(\d\d)[:-](\d\d)[:-](\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)?")
-TEN_YEARS_S = 10 * 365 * 86_400
+WINDOW_S = 365 * 86_400  # times the harness derives from its clock; older ones are absolute
+NOT_RUN = {"unsupported", "not-implemented", "skip"}
 
 
 class DiffError(ValueError):
@@ -48,6 +50,8 @@ def _stamp(match: re.Match[str], now_s: float) -> str:
         moment = datetime.fromisoformat(f"{day}T{hour}:{minute}:{second}{zone}")
     except ValueError:
         return match.group(0)
+    if abs(moment.timestamp() - now_s) >= WINDOW_S:
+        return match.group(0)
     return _offset(moment.timestamp(), now_s)
 
 
@@ -59,9 +63,9 @@ class _Normalizer:
 
     def _id(self, match: re.Match[str]) -> str:
         value = match.group(0)
-        if value in self.shared:
+        if _canonical(value) in self.shared:
             return value
-        return self.ids.setdefault(value, f"<id-{len(self.ids) + 1}>")
+        return self.ids.setdefault(_canonical(value), f"<id-{len(self.ids) + 1}>")
 
     def text(self, value: str) -> str:
         value = UUID.sub(self._id, value)
@@ -78,15 +82,21 @@ class _Normalizer:
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if isinstance(value, int) and not isinstance(value, bool) and self.now_s is not None:
-            if abs(value - self.now_s) < TEN_YEARS_S:
+            if abs(value - self.now_s) < WINDOW_S:
                 return _offset(value, self.now_s)
-            if abs(value / 1000 - self.now_s) < TEN_YEARS_S:
+            if abs(value / 1000 - self.now_s) < WINDOW_S:
                 return _offset(value / 1000, self.now_s) + "ms"
         return value
 
 
+def _canonical(uuid: str) -> str:
+    """A UUID in its hyphenated form, whichever spelling (hyphenated or simple) it came in."""
+    hexes = uuid.replace("-", "")
+    return f"{hexes[:8]}-{hexes[8:12]}-{hexes[12:16]}-{hexes[16:20]}-{hexes[20:]}"
+
+
 def _ids(state: Any) -> set[str]:
-    return set(UUID.findall(json.dumps(state, sort_keys=True)))
+    return {_canonical(u) for u in UUID.findall(json.dumps(state, sort_keys=True))}
 
 
 def normalize(state: dict[str, Any], shared_ids: set[str]) -> dict[str, Any]:
@@ -203,10 +213,12 @@ def _show(value: Any) -> Any:
 
 def compare(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]],
             allowed: list[Allowance]) -> tuple[list[CheckDiff], list[str], list[str]]:
-    """Per-check differences of the checks both sides captured; plus the ids only one side
-    has."""
+    """Per-check differences of the checks both sides ran (a check unsupported, not
+    implemented or skipped on either side is left out); plus the ids only one side has."""
     results = []
     for check_id in sorted(set(a) & set(b)):
+        if {a[check_id]["status"], b[check_id]["status"]} & NOT_RUN:
+            continue  # a check that did not run on one side left nothing to compare
         left, right = a[check_id]["state"], b[check_id]["state"]
         shared = _ids(left) & _ids(right)
         found = CheckDiff(check_id, (a[check_id]["status"], b[check_id]["status"]))
