@@ -29,6 +29,7 @@ from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, Recorded, json_output
 from memconform.registry import check
+from memconform.verdicts import fail, produced
 
 MARKER_RAW = "- marker raw memory 7f3a"
 MARKER_SUMMARY = "marker memory summary 91c2"
@@ -37,14 +38,34 @@ ESCAPED = "escaped by the agent 5d1e"
 
 def first_request(model: MockModel) -> Recorded:
     requests = model.of_kind("consolidation")
-    assert requests, "no consolidation request"
+    assert requests, "the startup sent no consolidation agent request to the model"
     return requests[0]
 
 
-def input_text(request: Recorded) -> str:
+def body_of(request: Recorded) -> dict[str, Any]:
     body = request.body
-    assert isinstance(body, dict)
-    return json.dumps(body.get("input"))
+    if not isinstance(body, dict):
+        fail("the consolidation agent's request body is not a JSON object")
+    return body
+
+
+def input_text(request: Recorded) -> str:
+    return json.dumps(body_of(request).get("input"))
+
+
+def tool_names(request: Recorded, *keys: str) -> list[str]:
+    """The names the request's tools are offered under (the first of `keys` each has)."""
+    tools = body_of(request).get("tools") or []
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        fail("the consolidation agent's request has a tools field that is not a list of objects")
+    return [str(next((t[k] for k in keys if t.get(k)), "")) for t in tools]
+
+
+def tool_results(model: MockModel) -> list[dict[str, Any]]:
+    """The tool outputs sent back to the model for the agent's apply_patch call."""
+    return [i for r in model.of_kind("consolidation") for i in body_of(r).get("input") or []
+            if isinstance(i, dict) and i.get("call_id") == "call_patch"
+            and str(i.get("type", "")).endswith("_output")]
 
 
 @check("p2.agent.request", title="the agent's request is marked as memory consolidation, asks "
@@ -56,12 +77,15 @@ def test_request(home: CodexHome, model: MockModel, run_startup: StartupRunner) 
     agent_finishes(model)
     run_startup(home)
     request = first_request(model)
-    assert request.headers.get("x-openai-subagent") == "memory_consolidation"
-    assert request.body.get("reasoning", {}).get("effort") == "medium"
+    assert request.headers.get("x-openai-subagent") == "memory_consolidation", \
+        "the agent's request is not marked x-openai-subagent: memory_consolidation"
+    reasoning = body_of(request).get("reasoning")
+    effort = reasoning.get("effort") if isinstance(reasoning, dict) else None
+    assert effort == "medium", "the agent's request does not ask for medium reasoning effort"
     text = input_text(request)
-    assert str(home.memory_root) in text, "the prompt does not name the memory root"
-    assert DIFF_FILE in text, "the prompt does not point at the diff file"
-    assert "v1" in text, "the prompt does not ask for the v1 summary header"
+    assert str(home.memory_root) in text, "the agent's prompt does not name the memory root"
+    assert DIFF_FILE in text, f"the agent's prompt does not point at {DIFF_FILE}"
+    assert "v1" in text, "the agent's prompt does not ask for the v1 summary header"
 
 
 @check("p2.agent.no-inlined-memories", title="memories are not inlined into the agent's "
@@ -72,7 +96,8 @@ def test_no_inlined_memories(home: CodexHome, model: MockModel,
     seed_memory(home, raw=MARKER_RAW)
     agent_finishes(model)
     run_startup(home)
-    assert MARKER_RAW not in first_request(model).text
+    assert MARKER_RAW not in first_request(model).text, \
+        "the seeded raw memory is inlined into the agent's request"
 
 
 MODELS = {"override": ({"consolidation_model": "override.phase-two"}, "override.phase-two"),
@@ -88,7 +113,9 @@ def test_model(home: CodexHome, model: MockModel, run_startup: StartupRunner, ca
     seed_memory(home)
     agent_finishes(model)
     run_startup(home)
-    assert first_request(model).body.get("model") == expected
+    assert body_of(first_request(model)).get("model") == expected, \
+        "the agent's request does not use the expected model (" + (
+            "memories.consolidation_model" if memories else "the provider's default") + ")"
 
 
 NETWORK_TOOLS = ("web_search", "web_fetch", "fetch", "http", "browser")
@@ -98,9 +125,9 @@ NETWORK_TOOLS = ("web_search", "web_fetch", "fetch", "http", "browser")
        rules="AGENT-02", level="SHOULD", area="phase2")
 def test_no_network_tools(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     one_memory_run(home, model, run_startup)
-    tools = first_request(model).body.get("tools") or []
-    names = [str(t.get("name") or t.get("type")) for t in tools]
-    assert not [n for n in names if any(w in n.lower() for w in NETWORK_TOOLS)], names
+    names = tool_names(first_request(model), "name", "type")
+    assert [n for n in names if any(w in n.lower() for w in NETWORK_TOOLS)] == [], \
+        "the consolidation agent is offered web or network tools"
 
 
 @check("p2.agent.writes-land", title="files the agent writes with apply_patch become the new "
@@ -112,15 +139,19 @@ def test_writes_land(home: CodexHome, model: MockModel, run_startup: StartupRunn
              "*** Add File: memory_summary.md\n+v1\n+The user prefers tabs.\n*** End Patch\n")
     agent_patches(model, patch)
     run_startup(home)
+    first_request(model)
     root = home.memory_root
-    assert (root / "MEMORY.md").read_text() == "# Memory\n- tabs\n"
-    assert (root / "memory_summary.md").read_text().startswith("v1\n")
-    assert {"MEMORY.md", "memory_summary.md"} <= set(committed_files(root))
-    assert status(root) == ""
-    outputs = [i for r in model.of_kind("consolidation") for i in (r.body.get("input") or [])
-               if isinstance(i, dict) and i.get("call_id") == "call_patch"
-               and str(i.get("type", "")).endswith("_output")]
-    assert outputs, "the tool result was not sent back to the model"
+    assert produced(root / "MEMORY.md", "MEMORY.md (the agent's patch adds it)") == \
+        "# Memory\n- tabs\n", "MEMORY.md does not hold what the agent's patch wrote"
+    assert produced(root / "memory_summary.md", "memory_summary.md (the agent's patch adds it)") \
+        .startswith("v1\n"), "memory_summary.md does not hold what the agent's patch wrote"
+    if not (root / ".git").is_dir():
+        fail("the memory root has no git baseline (.git) after the consolidation")
+    assert {"MEMORY.md", "memory_summary.md"} <= set(committed_files(root)), \
+        "the new baseline commit does not hold the files the agent wrote"
+    assert status(root) == "", \
+        "the memory root has changes the baseline commit does not hold (git status)"
+    assert tool_results(model), "the apply_patch call's result was not sent back to the model"
 
 
 def outside_targets(home: CodexHome) -> dict[str, tuple[str, Path]]:
@@ -161,16 +192,18 @@ def test_confined(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     agent_patches(model, patch, then=lambda: seen.append(
         target.read_bytes() if target.exists() else b""))
     run_startup(home)
-    assert seen, "the refused call got no tool result"
-    told = [i for r in model.of_kind("consolidation") for i in r.body.get("input") or []
-            if isinstance(i, dict) and i.get("call_id") == "call_patch"
-            and str(i.get("type", "")).endswith("_output")]
-    assert told and all(i.get("output") for i in told), "the refusal was not reported back"
+    first_request(model)
+    assert seen, "the agent's apply_patch call got no tool result (the agent never went on)"
+    told = tool_results(model)
+    assert told, "the refused apply_patch call's result was not sent back to the model"
+    assert all(i.get("output") for i in told), \
+        "the refused apply_patch call's result sent back to the model is empty"
     # the patch's own text is what must not appear (an implementation may legitimately
     # touch files such as config.toml for its own reasons)
-    assert ESCAPED.encode() not in seen[0], f"the agent wrote {target}"
+    assert ESCAPED.encode() not in seen[0], \
+        f"the agent's patch to {target_path} wrote {target}, outside what it may write"
     assert ESCAPED.encode() not in (target.read_bytes() if target.exists() else b""), \
-        f"{target} was written during the run"
+        f"{target} holds the agent's text after the run"
 
 
 def rollouts_mentioning(home: CodexHome, needle: str) -> list[Path]:
@@ -188,16 +221,19 @@ def test_no_rollout(home: CodexHome, model: MockModel, run_startup: StartupRunne
     agent_finishes(model)
     session = run_startup(home).get("session_thread_id")
     first_request(model)
-    assert not rollouts_mentioning(home, DIFF_FILE), "a rollout recorded the agent's session"
+    assert rollouts_mentioning(home, DIFF_FILE) == [], \
+        "a rollout file under sessions/ recorded the consolidation agent's session"
     rows = {r["id"] for r in home.query(home.state_db, "SELECT id FROM threads")}
-    extra = rows - {seeded, session}
-    assert not extra, f"thread rows beyond the seeded thread and the session's own: {extra}"
+    extra = sorted(rows - {seeded, session})
+    assert extra == [], \
+        "the state database has thread rows beyond the seeded thread and the session's own"
 
 
 @check("p2.agent.not-a-candidate", title="a later startup never extracts the agent's own "
        "session", rules="AGENT-03", level="MUST", area="phase2")
 def test_not_a_candidate(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     one_memory_run(home, model, run_startup)
+    first_request(model)  # control: the agent did run, so there is a session to leave alone
     expire_cooldown(home)
     # age every thread past the one-hour idle threshold, so an agent thread would qualify
     home.execute(home.state_db, "UPDATE threads SET updated_at_ms = updated_at_ms - 7200000,"
@@ -207,8 +243,8 @@ def test_not_a_candidate(home: CodexHome, model: MockModel, run_startup: Startup
     model.on("stage1", json_output(VALID_OUTPUT))
     agent_finishes(model)
     run_startup(home)
-    assert not [r for r in model.of_kind("stage1") if DIFF_FILE in r.text], \
-        "the agent's session was sent for extraction"
+    assert [r for r in model.of_kind("stage1") if DIFF_FILE in r.text] == [], \
+        "a later startup sent the consolidation agent's session for extraction"
 
 
 @check("p2.agent.memories-off-inside", title="the agent's prompt carries no injected memory "
@@ -222,18 +258,22 @@ def test_memories_off_inside(home: CodexHome, model: MockModel,
     agent_finishes(model)
     run_startup(home)
     request = first_request(model)
-    assert MARKER_SUMMARY not in request.text, "the memory summary was injected into the agent"
-    body: dict[str, Any] = request.body
-    names = [str(t.get("name", "")) for t in body.get("tools") or []]
-    assert not [n for n in names if "memor" in n.lower()], f"memory tools offered: {names}"
+    assert MARKER_SUMMARY not in request.text, \
+        "memory_summary.md was injected into the consolidation agent's request"
+    names = tool_names(request, "name")
+    assert [n for n in names if "memor" in n.lower()] == [], \
+        "the consolidation agent is offered memory tools"
 
 
 @check("p2.agent.one-conversation", title="one consolidation runs one agent conversation",
        rules="AGENT-04", level="MUST", area="phase2")
 def test_one_conversation(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     one_memory_run(home, model, run_startup)
-    assert consolidations(model) == 1
+    assert consolidations(model) == 1, \
+        "one consolidation did not run exactly one agent conversation"
     job = global_job(home)
-    assert job is not None and job["status"] == "done"
+    if job is None:
+        fail("the startup ran no consolidation: there is no memory_consolidate_global job row")
+    assert job["status"] == "done", "the consolidation did not leave its job done"
 
 
