@@ -10,19 +10,23 @@ from typing import Any
 import pytest
 
 from memconform.checks.consolidation import (
-    captured_run,
+    DIFF_FILE,
+    DONE,
+    Capture,
+    agent_finishes,
     configure,
     consolidations,
-    diff_status,
+    expire_cooldown,
+    global_job,
     seed_memory,
-    succeed_once,
 )
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.mockmodel import MockModel
+from memconform.mockmodel import MockModel, message
 from memconform.registry import check
 from memconform.resources import fixture_json
+from memconform.verdicts import fail
 
 CASES = fixture_json("phase2", "resources.json")["cases"]
 EXTENSION = Path("extensions") / "chronicle"
@@ -44,16 +48,46 @@ def resource(home: CodexHome, clock: HarnessClock, case: dict[str, Any]) -> Path
     return rel
 
 
+def consolidated(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                 capture: Capture | None = None) -> None:
+    """One startup whose agent finishes at once; its consolidation must succeed."""
+    agent_finishes(model, message(DONE).probed(capture) if capture else None)
+    run_startup(home)
+    job = global_job(home)
+    if job is None:
+        fail("the startup ran no consolidation: there is no memory_consolidate_global job row")
+    assert job["status"] == "done", \
+        "the startup's consolidation (the agent finishing at once) did not leave the job done"
+
+
+def captured_run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> list[str]:
+    """One consolidation; the `- X path` status lines of the diff file the agent started with."""
+    capture = Capture(home)
+    agent_finishes(model, message(DONE).probed(capture))
+    run_startup(home)
+    if not capture.arrived:
+        fail("the startup sent no consolidation agent request to the model")
+    assert model.probe_errors == [], f"{DIFF_FILE} could not be read when the agent started"
+    if capture.diff_text is None:
+        fail(f"{DIFF_FILE} was not on disk when the consolidation agent started")
+    if "## Status" not in capture.diff_text:
+        fail(f"{DIFF_FILE} has no ## Status section")
+    section = capture.diff_text.split("## Status", 1)[1].split("## Diff", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("- ")]
+
+
 def run_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
              clock: HarnessClock, case: dict[str, Any]) -> None:
     configure(home)
     seed_memory(home)
     rel = resource(home, clock, case)
-    capture = captured_run(home, model, run_startup)
+    lines = captured_run(home, model, run_startup)
     assert (home.memory_root / rel).exists() is not case["deleted"], \
-        f"{rel} was {'kept' if case['deleted'] else 'deleted'}"
+        f"the sync {'kept' if case['deleted'] else 'deleted'} the extension resource {rel}"
     deleted_line = f"- D {rel.as_posix()}"
-    assert (deleted_line in diff_status(capture.diff)) is case["deleted"]
+    assert (deleted_line in lines) is case["deleted"], \
+        f"{DIFF_FILE} does not list the retired resource {rel} as deleted" if case["deleted"] \
+        else f"{DIFF_FILE} lists the kept resource {rel} as deleted"
 
 
 @check("p2.ext.retention", title="extension resources dated seven days ago or more are "
@@ -81,8 +115,12 @@ def test_dirty(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                clock: HarnessClock) -> None:
     configure(home)
     seed_memory(home)
-    succeed_once(home, model, run_startup)
+    consolidated(home, model, run_startup)
+    expire_cooldown(home)
+    model.reset()
     rel = resource(home, clock, {"age_s": 60})
-    capture = captured_run(home, model, run_startup)
-    assert consolidations(model) == 1, "the extension change did not start an agent"
-    assert f"- A {rel.as_posix()}" in diff_status(capture.diff)
+    lines = captured_run(home, model, run_startup)
+    assert consolidations(model) == 1, \
+        "the new extension resource alone did not start exactly one agent conversation"
+    assert f"- A {rel.as_posix()}" in lines, \
+        f"{DIFF_FILE} does not list the new extension resource {rel} as added"
