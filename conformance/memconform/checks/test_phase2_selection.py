@@ -11,11 +11,12 @@ from memconform.checks.consolidation import (
     DONE,
     EMPTY_RAW,
     RAW,
+    SECTION,
+    SUMMARIES,
     agent_finishes,
     configure,
     global_job,
     marks,
-    raw_threads,
     seed_memory,
     summary_files,
 )
@@ -25,9 +26,15 @@ from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, message
 from memconform.registry import check
 from memconform.resources import fixture_json
+from memconform.verdicts import fail, produced
 
 CASES = fixture_json("phase2", "selection.json")["cases"]
 RULES = ("P2-SEL-01", "P2-SEL-02", "P2-SEL-03")
+
+
+def raw_threads(home: CodexHome) -> list[str]:
+    """The thread ids of `raw_memories.md`'s sections, in file order."""
+    return SECTION.findall(produced(home.memory_root / RAW, RAW))
 
 
 def seed(home: CodexHome, clock: HarnessClock, spec: dict[str, Any]) -> str:
@@ -65,21 +72,31 @@ def run_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     agent_finishes(model)
     run_startup(home)
     expected = sorted((ids[label] for label in case["selected"]), key=str.encode)
-    assert raw_threads(home) == expected, "raw_memories.md holds the wrong threads or order"
+    assert raw_threads(home) == expected, f"{RAW} does not hold exactly the selected " \
+        "threads in ascending thread-id order"
     if not expected:
-        assert (home.memory_root / RAW).read_text(encoding="utf-8") == EMPTY_RAW
+        assert (home.memory_root / RAW).read_text(encoding="utf-8") == EMPTY_RAW, \
+            f"with nothing selected {RAW} is not exactly the no-raw-memories placeholder"
     files = summary_files(home)
-    assert len(files) == len(expected), f"rollout summaries: {files}"
-    for thread_id in expected:
-        assert any(thread_id in (home.memory_root / "rollout_summaries" / name).read_text(
-            encoding="utf-8") for name in files), f"no summary file for {thread_id}"
+    assert len(files) == len(expected), \
+        f"{SUMMARIES}/ does not hold one summary file per selected thread"
+    folder = home.memory_root / SUMMARIES
+    for label in case["selected"]:
+        assert any((folder / name).is_file() and ids[label] in (folder / name).read_text(
+            encoding="utf-8") for name in files), \
+            f"no summary file in {SUMMARIES}/ names the selected memory {label}"
     job = global_job(home)
-    assert job is not None and job["status"] == "done", f"consolidation job: {job}"
+    if job is None:
+        fail("the startup ran no consolidation: there is no memory_consolidate_global job row")
+    assert job["status"] == "done", \
+        "the startup's consolidation (the agent finishing at once) did not leave the job done"
     got = marks(home)
     for label, thread_id in ids.items():
         if thread_id in got:
             selected = label in case["selected"]
-            assert got[thread_id][0] == int(selected), f"{label}: selected_for_phase2 wrong"
+            assert got[thread_id][0] == int(selected), \
+                f"the {'selected' if selected else 'unselected'} memory {label} has " \
+                f"selected_for_phase2 = {got[thread_id][0]} after the consolidation"
 
 
 @check("p2.sel.select", title="a consolidation materialises the top-ranked eligible outputs "
@@ -117,5 +134,9 @@ def test_refreshed_snapshot(home: CodexHome, model: MockModel, run_startup: Star
     agent_finishes(model, message(DONE).probed(refresh))
     run_startup(home)
     got = marks(home)
-    assert got[kept][0] == 1, "the untouched row was not marked selected"
-    assert got[refreshed] == (0, None), "a refreshed row was marked with a stale snapshot"
+    if kept not in got or refreshed not in got:
+        fail("a seeded stage1_outputs row is gone after the consolidation")
+    assert got[kept][0] == 1, "the untouched row was not marked selected_for_phase2 after the " \
+        "consolidation"
+    assert got[refreshed] == (0, None), "the row refreshed during the consolidation was marked " \
+        "selected with its stale snapshot (selected_for_phase2, its source_updated_at)"
