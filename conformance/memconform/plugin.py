@@ -340,22 +340,33 @@ class _Recorder:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.config.getoption("collectonly"):
             return
-        self._on_sigterm()
+        self._on_signals()
         try:
             self._identify()
         finally:
             self.reporter.start()
 
-    def _on_sigterm(self) -> None:
-        """SIGTERM (a CI cancel) stops the run like Ctrl-C, so its footer is still written."""
+    def _on_signals(self) -> None:
+        """SIGINT and SIGTERM (Ctrl-C, a CI cancel) stop the run with its footer written. The
+        reason is noted before KeyboardInterrupt is raised: Python drops an exception raised
+        while a garbage-collector callback runs (hypothesis installs one), and the note then
+        stops the run before its next check."""
         if threading.current_thread() is not threading.main_thread():
             return
+        reasons = {signal.SIGINT: "interrupted (SIGINT)", signal.SIGTERM: "terminated (SIGTERM)"}
 
         def stop(signum: int, frame: Any) -> None:
-            self.reporter.interrupted = "terminated (SIGTERM)"
+            if self.reporter.interrupted is None:
+                self.reporter.interrupted = reasons[signal.Signals(signum)]
             raise KeyboardInterrupt
 
-        signal.signal(signal.SIGTERM, stop)
+        for sig in reasons:
+            signal.signal(sig, stop)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> None:
+        if self.reporter.interrupted is not None:
+            raise KeyboardInterrupt
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         if self.reporter.interrupted is None:
@@ -453,6 +464,9 @@ class _Recorder:
             elif session.shouldstop or session.shouldfail:
                 why = session.shouldstop or session.shouldfail
                 self.reporter.interrupted = f"stopped early: {why}"
+        elif exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            # the signal's KeyboardInterrupt was dropped after the last check had started
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
         manifest = json.loads(resources.doc("MANIFEST.json").read_text(encoding="utf-8"))
         self.reporter.stale = self.expectations.stale(
             [(c["id"], c["area"]) for c in manifest["checks"]], self.reporter.records)
