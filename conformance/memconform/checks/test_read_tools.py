@@ -10,9 +10,11 @@ import pytest
 
 from memconform.adapters import Adapter
 from memconform.home import CodexHome
+from memconform.protocol import ProtocolViolation, validate_tool_output
 from memconform.registry import check
 from memconform.resources import fixture_json
 from memconform.trees import Tree, text_of
+from memconform.verdicts import fail
 
 FIXTURE = fixture_json("read", "tools.json")
 NEEDS = ("memory.tools",)
@@ -53,22 +55,32 @@ def run_case(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
         c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"]))}
         for c in case["calls"]]
     results = impl.call("tools.call", {"home": str(home.path), "calls": calls})["results"]
-    assert len(results) == len(calls), f"{len(results)} results for {len(calls)} calls"
+    assert len(results) == len(calls), \
+        f"tools.call with {len(calls)} calls did not answer one result per call"
     for number, (want, got) in enumerate(zip(case["calls"], results, strict=True), 1):
         where = f"call {number} ({want['name']} {calls[number - 1]['arguments']})"
         if "output" in want:
-            assert "output" in got, f"{where}: refused: {got.get('error')}"
-            assert got["output"] == expected(want["output"], tree), f"{where}: wrong output"
+            if "output" not in got:
+                fail(f"{where} was refused: {got.get('error')}")
+            try:
+                validate_tool_output(want["name"], got["output"])
+            except ProtocolViolation as exc:
+                fail(f"{where} answered an output the {want['name']} tool's schema does not "
+                     f"allow ({exc})")
+            assert got["output"] == expected(want["output"], tree), \
+                f"{where} did not answer the expected output"
             continue
-        assert "error" in got, f"{where}: not refused: {got.get('output')}"
+        assert "error" in got, f"{where} was served, but must be refused"
         if "error" in want:
-            assert got["error"] == tree.substitute(want["error"]), f"{where}: wrong refusal"
+            assert got["error"] == tree.substitute(want["error"]), \
+                f"{where} was refused with another message"
         for part in want.get("error_contains", []):
             assert part in got["error"], f"{where}: the refusal does not mention {part!r}"
     if "files_after" in case:
-        assert tree.extension_files() == case["files_after"], "extension files after the calls"
+        assert tree.extension_files() == case["files_after"], \
+            "the files under extensions/ after the calls are not the expected ones"
     assert tree.outside_files() == case.get("outside_after", outside_before), \
-        "the folder outside the memory root changed"
+        "the calls changed the folder outside the memory root"
 
 
 def tool_check(prefix: str, title: str, rules: tuple[str, ...]) -> Any:
