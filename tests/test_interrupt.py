@@ -23,6 +23,8 @@ from memconform.report import ReportError, load
 RUNS = 20
 MODES = ("cli-sigint", "pytest-sigint", "cli-sigterm", "direct-pytest-sigint")
 STALE = "STALE FROM AN EARLIER RUN"
+# about 20 s of checks on the reference: every delay below falls inside the run
+AREAS = ("--area", "phase1", "--area", "phase2")
 
 
 def _children(pid: int) -> list[int]:
@@ -37,14 +39,18 @@ def _interrupted_run(out: Path, mode: str, delay_s: float) -> tuple[int, str]:
     (out / "report.jsonl").write_text(json.dumps({"type": "header", "stale": STALE}) + "\n")
     if mode == "direct-pytest-sigint":
         cmd = [sys.executable, "-m", "pytest", "--pyargs", "memconform.checks", "-q",
-               "-p", "no:cacheprovider", "--area", "phase1", "--report-dir", str(out)]
+               "-p", "no:cacheprovider", *AREAS, "--report-dir", str(out)]
     else:
-        cmd = [sys.executable, "-m", "memconform", "run", "-q", "--area", "phase1",
-               "--report-dir", str(out)]
+        cmd = [sys.executable, "-m", "memconform", "run", "-q", *AREAS, "--report-dir", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             stdin=subprocess.DEVNULL, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(delay_s)
+    if proc.poll() is not None:
+        output, _ = proc.communicate()
+        pytest.fail(f"the run ended before the {mode} signal at {delay_s:.1f} s (exit "
+                    f"{proc.returncode}); it must last longer than the longest delay:\n"
+                    f"{output[-2000:]}")
     target, sig = proc.pid, signal.SIGINT
     if mode == "pytest-sigint":
         children = _children(proc.pid)
@@ -66,10 +72,11 @@ def test_interrupted_runs_never_claim_to_be_complete(tmp_path: Path) -> None:
     outcomes = []
     for index in range(RUNS):
         mode = MODES[index % len(MODES)]
-        delay = rng.uniform(2.0, 9.0)
+        delay = rng.uniform(2.0, 8.0)
         out = tmp_path / f"run{index:02d}"
         code, output = _interrupted_run(out, mode, delay)
-        assert code != 0, f"{mode} after {delay:.1f} s exited 0:\n{output[-2000:]}"
+        want = pytest.ExitCode.INTERRUPTED if mode == "direct-pytest-sigint" else 3
+        assert code == want, f"{mode} after {delay:.1f} s exited {code}:\n{output[-2000:]}"
         for name in ("junit.xml", "summary.md", "report.jsonl"):
             path = out / name
             assert not path.exists() or STALE not in path.read_text(encoding="utf-8"), (

@@ -340,33 +340,43 @@ class _Recorder:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.config.getoption("collectonly"):
             return
-        self._on_signals()
+        self._on_signals(session)
         try:
             self._identify()
         finally:
             self.reporter.start()
 
-    def _on_signals(self) -> None:
-        """SIGINT and SIGTERM (Ctrl-C, a CI cancel) stop the run with its footer written. The
-        reason is noted before KeyboardInterrupt is raised: Python drops an exception raised
-        while a garbage-collector callback runs (hypothesis installs one), and the note then
-        stops the run before its next check."""
+    def _on_signals(self, session: pytest.Session) -> None:
+        """SIGINT and SIGTERM (Ctrl-C, a CI cancel) stop the run with its footer written.
+
+        Where checks run in this process, the first signal lets the running check finish and
+        starts no other (a KeyboardInterrupt raised at an arbitrary point can be dropped by
+        Python inside a garbage-collector callback, or break pytest's own fixture teardown);
+        a second signal stops at once. An xdist controller runs no check and stops at once.
+        """
         if threading.current_thread() is not threading.main_thread():
             return
         reasons = {signal.SIGINT: "interrupted (SIGINT)", signal.SIGTERM: "terminated (SIGTERM)"}
+        controller = bool(self.config.getoption("numprocesses", default=None))
 
         def stop(signum: int, frame: Any) -> None:
-            if self.reporter.interrupted is None:
-                self.reporter.interrupted = reasons[signal.Signals(signum)]
-            raise KeyboardInterrupt
+            reason = reasons[signal.Signals(signum)]
+            first = self.reporter.interrupted is None
+            if first:
+                self.reporter.interrupted = reason
+            if controller or not first:
+                raise KeyboardInterrupt
+            session.shouldstop = reason
+            os.write(2, b"\nmemconform: stopping after the running check "
+                        b"(signal again to stop at once)\n")
 
         for sig in reasons:
             signal.signal(sig, stop)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> None:
-        if self.reporter.interrupted is not None:
-            raise KeyboardInterrupt
+    def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
+        """A check that would start after the signal does not run."""
+        return True if self.reporter.interrupted is not None else None
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         if self.reporter.interrupted is None:
