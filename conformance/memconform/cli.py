@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -22,6 +23,8 @@ from memconform import resources
 from memconform.expectations import NEW_REASON, Expectations, ExpectationsError, updated
 from memconform.registry import AREAS
 from memconform.selection import PROFILES, pattern, unknown_ids
+
+LOCAL_AREAS = sorted(a for a in AREAS if not a.startswith("cloud."))
 
 console = Console(stderr=True)
 CODEX_EXPECTATIONS = "expectations/codex-0.144.6.toml"
@@ -405,14 +408,58 @@ def update_expectations(report_file: Path, expectations_file: Path) -> None:
               default=Path("memconform-selftest"), show_default=True)
 @click.option("-n", "workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Mutant runs in parallel.")
-def selftest(report_dir: Path, workers: int) -> None:
-    """Run the suite against every mutant and broken adapter; fail if any survives."""
+@click.option("--mutation", is_flag=True,
+              help="Instead of the curated mutants: mutation testing of memref with mutmut "
+                   "(needs the `mutation` extra).")
+@click.option("--cache-dir", type=click.Path(path_type=Path), default=Path(".memconform-cache"),
+              show_default=True, help="--mutation: where mutmut's work is kept between runs.")
+@click.option("--budget", "budget_s", type=click.FloatRange(min=1), default=3600.0,
+              show_default=True, help="--mutation: seconds before the run stops (what was "
+                                      "done is kept for the next run).")
+@click.option("--area", "areas", multiple=True, type=click.Choice(LOCAL_AREAS),
+              help="--mutation: run only the checks of these areas against each mutant.")
+@click.option("--only", multiple=True, metavar="GLOB",
+              help="--mutation: mutate only these memref modules (e.g. 'usage.py', "
+                   "'tools/*').")
+@click.option("--equivalent", "equivalent_file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="--mutation: the equivalent-mutant file [default: the "
+                                 "shipped conformance/mutation/equivalent.toml].")
+@click.option("--fresh", is_flag=True, help="--mutation: forget the cache and try every mutant.")
+def selftest(report_dir: Path, workers: int, mutation: bool, cache_dir: Path, budget_s: float,
+             areas: tuple[str, ...], only: tuple[str, ...], equivalent_file: Path | None,
+             fresh: bool) -> None:
+    """Run the suite against every mutant and broken adapter; fail if any survives.
+
+    With --mutation: mutmut mutates the reference and the conformance checks must kill each
+    mutant; exit 0 when every survivor is triaged, 1 when one is not (or a triage entry is
+    stale), 3 when the budget ran out first."""
+    console = Console()
+    if mutation:
+        _mutation(report_dir / "mutation", cache_dir, workers, budget_s, areas, only,
+                  equivalent_file, fresh, console)
     from memconform.mutants import MutantError
     from memconform.selftest import run_selftest
 
     try:
-        sys.exit(run_selftest(report_dir, workers, Console()))
+        sys.exit(run_selftest(report_dir, workers, console))
     except MutantError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _mutation(report_dir: Path, cache_dir: Path, workers: int, budget_s: float,
+              areas: tuple[str, ...], only: tuple[str, ...], equivalent_file: Path | None,
+              fresh: bool, console: Console) -> None:
+    if importlib.util.find_spec("mutmut") is None:
+        raise click.UsageError("--mutation needs mutmut: pip install 'memconform[mutation]'")
+    from memconform.mutation.command import run_mutation
+    from memconform.mutation.triage import TriageError
+    from memconform.mutation.workspace import Settings, WorkspaceError
+
+    try:
+        sys.exit(run_mutation(report_dir=report_dir, cache_dir=cache_dir, workers=workers,
+                              budget_s=budget_s, settings=Settings(areas, only),
+                              equivalent_file=equivalent_file, fresh=fresh, console=console))
+    except (TriageError, WorkspaceError) as exc:
         raise click.UsageError(str(exc)) from exc
 
 

@@ -1,0 +1,73 @@
+"""`memconform selftest --mutation`: prepare, run mutmut within the budget, triage, report."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from memconform.mutation import results, runner, triage, workspace
+
+EXIT_OK, EXIT_SURVIVORS, EXIT_INCOMPLETE = 0, 1, 3
+NO_TEST_REACHES = "could not find any test case for any mutant"
+
+
+def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: float,
+                 settings: workspace.Settings, equivalent_file: Path | None, fresh: bool,
+                 console: Console) -> int:
+    """0 when every mutant was tried and each survivor is triaged; 1 when a survivor is not
+    triaged or a triage entry is stale; 3 when the budget ran out first."""
+    equivalent_file = equivalent_file or triage.default_file()
+    equivalents = triage.load(equivalent_file)
+    work = cache_dir / settings.scope
+    changed, forgotten = workspace.prepare(work, settings, fresh=fresh)
+    console.print(f"mutation cache {escape(str(work))}: {len(changed)} source files changed"
+                  + (f", {forgotten} verdicts retried (the suite changed)" if forgotten else ""))
+
+    def progress() -> None:
+        counts = results.Verdict(results.collect(work)).counts()
+        done = sum(counts.values()) - counts[results.NOT_CHECKED]
+        console.print(f"  {done}/{sum(counts.values())} mutants tried, "
+                      f"{counts[results.SURVIVED] + counts[results.NO_TESTS]} not killed")
+
+    outcome = runner.run_mutmut(work, workers=workers, budget_s=budget_s, progress=progress)
+    mutants = results.collect(work)
+    if not mutants:
+        console.print(f"[red]mutmut produced no results[/red] (exit {outcome.exit_code}); "
+                      f"see {escape(str(outcome.log))}")
+        return EXIT_INCOMPLETE
+    unreached = not outcome.budget_spent and NO_TEST_REACHES in outcome.log.read_text(
+        encoding="utf-8", errors="replace")
+    if unreached:
+        # mutmut stops (exit 1) before its first mutant when no selected check reaches any
+        for mutant in mutants:
+            if mutant.status == results.NOT_CHECKED:
+                mutant.status = results.NO_TESTS
+    undetected = [m.id for m in mutants if m.status in results.UNDETECTED]
+    verdict = results.judge(mutants, equivalents, results.diffs(work, undetected))
+    facts = {"date": dt.date.today().isoformat(), "mutmut": importlib.metadata.version("mutmut"),
+             "scope": settings.scope, "areas": list(settings.areas), "only": list(settings.only),
+             "workers": workers, "seconds": round(outcome.seconds, 1),
+             "budget_spent": outcome.budget_spent, "equivalent_file": str(equivalent_file)}
+    results.write(report_dir, verdict, facts)
+    counts = verdict.counts()
+    score = verdict.score()
+    console.print(", ".join(f"{counts[s]} {s}" for s in results.STATUSES if counts[s])
+                  + f"; score {'—' if score is None else f'{100 * score:.1f} %'}; "
+                  f"report in {escape(str(report_dir / 'MUTATION.md'))}")
+    for line in verdict.stale:
+        console.print(f"[yellow]stale triage entry:[/yellow] {escape(line)}")
+    for mutant in verdict.untriaged[:20]:
+        console.print(f"[red]{mutant.status}:[/red] {escape(mutant.id)}")
+    if outcome.budget_spent and not verdict.complete:
+        console.print("[red]incomplete:[/red] the budget ran out before every mutant was tried "
+                      "(run again: the cache keeps what was done)")
+        return EXIT_INCOMPLETE
+    if not verdict.complete or (outcome.exit_code not in (0, None) and not unreached):
+        console.print(f"[red]incomplete:[/red] mutmut stopped (exit {outcome.exit_code}) "
+                      f"before trying every mutant; see {escape(str(outcome.log))}")
+        return EXIT_INCOMPLETE
+    return EXIT_SURVIVORS if verdict.untriaged or verdict.stale else EXIT_OK

@@ -1,0 +1,141 @@
+"""The directory mutmut works in: a copy of the installed `memref` and mutmut's settings.
+
+It persists between runs (`--cache-dir`), so a rerun tries only the mutants of functions whose
+code changed. A changed suite (checks, fixtures, harness) keeps the kills but retries every
+mutant that was not killed, since new checks may kill it.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import memref
+from memconform import resources
+
+SUITE_STAMP = "suite.sha256"
+# scope -> modules left out of mutation (globs relative to the work directory)
+SCOPES = {"local": ("src/memref/cloud/*",)}
+# mutmut's exit codes of a killed mutant (a check failed; pytest broke on the mutant)
+KILLED = (1, 3)
+
+
+class WorkspaceError(RuntimeError):
+    """The cache directory cannot be used."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    areas: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
+    scope: str = "local"
+
+    def toml(self) -> str:
+        """mutmut's `[tool.mutmut]` table for this run."""
+        selection = ["--pyargs", "memconform.checks",
+                     *(arg for area in self.areas for arg in ("--area", area))]
+        lines = [
+            "[tool.mutmut]",
+            'source_paths = ["src/memref"]',
+            f"only_mutate = {json.dumps([f'src/memref/{g}' for g in self.only])}",
+            f"do_not_mutate = {json.dumps(list(SCOPES[self.scope]))}",
+            f"pytest_add_cli_args_test_selection = {json.dumps(selection)}",
+            'pytest_add_cli_args = ["-p", "no:cacheprovider", "--impl", "ref", '
+            '"--snapshot-warn-unused"]',
+            "use_git_change_detection = false",
+            'on_dependency_change = "ignore"',
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def source_dir() -> Path:
+    return Path(memref.__file__).resolve().parent
+
+
+def _files(root: Path) -> dict[str, Path]:
+    return {p.relative_to(root).as_posix(): p for p in root.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+def sync(work: Path, settings: Settings) -> list[str]:
+    """Bring `work/src/memref` in line with the installed package; the relative paths of the
+    files that changed. A changed file gets a fresh modification time, which is how mutmut
+    knows to mutate it again; an unchanged one is left alone."""
+    target = work / "src" / "memref"
+    target.mkdir(parents=True, exist_ok=True)
+    wanted, present = _files(source_dir()), _files(target)
+    changed = []
+    for rel, path in sorted(wanted.items()):
+        dest = target / rel
+        if rel in present and filecmp.cmp(path, dest, shallow=False):
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
+        changed.append(rel)
+    for rel in sorted(set(present) - set(wanted)):
+        (target / rel).unlink()
+        for stale in (work / "mutants" / "src" / "memref").glob(f"{rel}*"):
+            stale.unlink()
+        changed.append(rel)
+    config = work / "pyproject.toml"
+    text = settings.toml()
+    if not config.exists() or config.read_text(encoding="utf-8") != text:
+        config.write_text(text, encoding="utf-8")
+    return changed
+
+
+def suite_digest() -> str:
+    """A digest of everything that decides a verdict besides `memref`: the harness and its
+    checks, the fixtures, SPEC and MANIFEST."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]
+    roots = [package, resources.fixtures_dir()]
+    for root in roots:
+        for rel, path in sorted(_files(root).items()):
+            if path.suffix in (".pyc",):
+                continue
+            digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in ("SPEC.md", "MANIFEST.json"):
+        digest.update(resources.doc(name).read_bytes())
+    return digest.hexdigest()
+
+
+def retry_unkilled(work: Path) -> int:
+    """Forget every verdict but `killed`; how many were forgotten."""
+    forgotten = 0
+    for meta in (work / "mutants").rglob("*.py.meta"):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        codes = data.get("exit_code_by_key", {})
+        for key, code in codes.items():
+            if code is not None and code not in KILLED:
+                codes[key] = None
+                forgotten += 1
+        meta.write_text(json.dumps(data, indent=4), encoding="utf-8")
+    return forgotten
+
+
+def prepare(work: Path, settings: Settings, *, fresh: bool = False) -> tuple[list[str], int]:
+    """Sync the work directory for a run: (files changed, verdicts forgotten because the
+    suite changed)."""
+    if settings.scope not in SCOPES:
+        raise WorkspaceError(f"unknown mutation scope {settings.scope!r}")
+    if work.exists() and not work.is_dir():
+        raise WorkspaceError(f"{work} is not a directory")
+    if fresh and work.exists():
+        shutil.rmtree(work)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        changed = sync(work, settings)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot prepare the mutation cache in {work}: {exc}") from exc
+    stamp = work / SUITE_STAMP
+    digest = suite_digest()
+    forgotten = 0
+    if stamp.exists() and stamp.read_text(encoding="utf-8").strip() != digest:
+        forgotten = retry_unkilled(work)
+    stamp.write_text(digest + "\n", encoding="utf-8")
+    return changed, forgotten

@@ -1,0 +1,136 @@
+"""`memconform selftest --mutation`: mutmut over memref, the triage file, the cache."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from conftest import run_cli
+from memconform.mutation import results, triage, workspace
+
+needs_mutmut = pytest.mark.skipif(importlib.util.find_spec("mutmut") is None,
+                                  reason="mutmut is not installed (extra `mutation`)")
+
+
+def entry(key: str, diff: str = "-a\n+b", reason: str = "r") -> triage.Equivalent:
+    return triage.Equivalent(key, reason, diff)
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ('[[mutant]]\nid = "a"\nreason = "r"\n', "exactly the keys id, reason, diff"),
+    ('[[mutant]]\nid = "a"\nreason = ""\ndiff = "d"\n', "non-empty strings"),
+    ('[[mutant]]\nid = "a"\nreason = "r"\ndiff = "d"\n' * 2, "a is listed twice"),
+    ("[mutants]\n", "unknown top-level keys"),
+    ("id = \n", "not TOML"),
+])
+def test_a_bad_triage_file_is_one_clear_error(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "eq.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(triage.TriageError, match=problem):
+        triage.load(path)
+
+
+def test_the_shipped_triage_file_loads() -> None:
+    assert isinstance(triage.load(triage.default_file()), dict)
+
+
+def test_triage_covers_only_a_survivor_with_the_same_diff() -> None:
+    mutants = [results.Mutant("m.f__mutmut_1", "m", results.SURVIVED),
+               results.Mutant("m.f__mutmut_2", "m", results.SURVIVED),
+               results.Mutant("m.f__mutmut_3", "m", results.KILLED),
+               results.Mutant("m.f__mutmut_4", "m", results.NO_TESTS)]
+    verdict = results.judge(
+        mutants, {"m.f__mutmut_1": entry("m.f__mutmut_1"),
+                  "m.f__mutmut_2": entry("m.f__mutmut_2", diff="-x\n+y"),
+                  "m.f__mutmut_3": entry("m.f__mutmut_3"),
+                  "m.gone__mutmut_1": entry("m.gone__mutmut_1")},
+        {"m.f__mutmut_1": "-a\n+b\n", "m.f__mutmut_2": "-a\n+b", "m.f__mutmut_4": "-c\n+d"})
+    assert [m.status for m in verdict.mutants] == [
+        results.EQUIVALENT, results.SURVIVED, results.KILLED, results.NO_TESTS]
+    assert [m.id for m in verdict.untriaged] == ["m.f__mutmut_2", "m.f__mutmut_4"]
+    assert verdict.stale == [
+        "m.f__mutmut_2: its diff changed (the code changed; triage it again)",
+        "m.f__mutmut_3: killed, not a survivor (remove the entry)",
+        "m.gone__mutmut_1: no such mutant (the code changed; triage it again)"]
+    # equivalents leave the score's denominator; survivors stay in it
+    assert verdict.score() == pytest.approx(1 / 3)
+    assert verdict.counts()[results.EQUIVALENT] == 1
+
+
+def test_sync_touches_only_what_changed_and_a_changed_suite_retries_survivors(
+        tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    settings = workspace.Settings(only=("usage.py",))
+    changed, forgotten = workspace.prepare(work, settings)
+    assert "usage.py" in changed and forgotten == 0
+    copy = work / "src" / "memref" / "usage.py"
+    os.utime(copy, (1, 1))
+    stray = work / "src" / "memref" / "gone.py"
+    stray.write_text("x = 1\n", encoding="utf-8")
+    changed, _ = workspace.prepare(work, settings)
+    assert changed == ["gone.py"] and not stray.exists()
+    assert copy.stat().st_mtime == 1, "an unchanged file keeps its time (mutmut reuses it)"
+    assert 'only_mutate = ["src/memref/usage.py"]' in (work / "pyproject.toml").read_text()
+
+    meta = work / "mutants" / "src" / "memref" / "usage.py.meta"
+    meta.parent.mkdir(parents=True)
+    codes = {"k1": 1, "k2": 0, "k3": 33, "k4": None, "k5": 36}
+    meta.write_text(json.dumps({"exit_code_by_key": codes}), encoding="utf-8")
+    (work / workspace.SUITE_STAMP).write_text("an older suite\n", encoding="utf-8")
+    _, forgotten = workspace.prepare(work, settings)
+    assert forgotten == 3
+    assert json.loads(meta.read_text())["exit_code_by_key"] == {
+        "k1": 1, "k2": None, "k3": None, "k4": None, "k5": None}
+    _, forgotten = workspace.prepare(work, settings)
+    assert forgotten == 0, "the same suite keeps every verdict"
+
+
+@needs_mutmut
+def test_mutants_no_check_reaches_are_survivors_until_triaged(tmp_path: Path) -> None:
+    """usage.py's mutants against the store checks only: none is reached, all survive as
+    `no tests`; listing one with its diff makes it equivalent, a wrong diff makes it stale."""
+    args = ["selftest", "--mutation", "--only", "usage.py", "--area", "store",
+            "--cache-dir", str(tmp_path / "cache"), "--budget", "600"]
+    first = run_cli(*args, "--report-dir", str(tmp_path / "r1"), cwd=tmp_path, timeout=900)
+    assert first.returncode == 1, first.stdout[-3000:] + first.stderr[-3000:]
+    report = json.loads((tmp_path / "r1" / "mutation" / "mutation.json").read_text())
+    assert report["complete"] and report["counts"][results.NO_TESTS] == len(report["mutants"])
+    survivor = report["mutants"][0]
+    assert survivor["diff"].startswith("---") and "memref/usage.py" in survivor["diff"]
+    assert f"### {survivor['id']} (no tests)" in (
+        tmp_path / "r1" / "mutation" / "MUTATION.md").read_text()
+
+    eq = tmp_path / "eq.toml"
+    untriaged = tomllib.loads((tmp_path / "r1" / "mutation" / "untriaged.toml").read_text())
+    assert [e["id"] for e in untriaged["mutant"]] == [m["id"] for m in report["mutants"]]
+    first_entry = {**untriaged["mutant"][0], "reason": "not reached by the store checks"}
+    eq.write_text(tomli_w.dumps({"mutant": [first_entry]}), encoding="utf-8")
+    second = run_cli(*args, "--equivalent", str(eq), "--report-dir", str(tmp_path / "r2"),
+                     cwd=tmp_path, timeout=900)
+    report = json.loads((tmp_path / "r2" / "mutation" / "mutation.json").read_text())
+    assert report["counts"][results.EQUIVALENT] == 1
+    assert second.returncode == 1, "the other survivors are still untriaged"
+
+    eq.write_text(f'[[mutant]]\nid = "{survivor["id"]}"\nreason = "r"\ndiff = "-a\\n+b"\n',
+                  encoding="utf-8")
+    third = run_cli(*args, "--equivalent", str(eq), "--report-dir", str(tmp_path / "r3"),
+                    cwd=tmp_path, timeout=900)
+    assert "stale triage entry" in third.stdout and "its diff changed" in third.stdout
+
+
+@needs_mutmut
+def test_the_suite_kills_every_mutant_of_the_usage_module(tmp_path: Path) -> None:
+    """The CI subset of `tox -e mutation`: memref.usage against the read checks."""
+    result = run_cli("selftest", "--mutation", "--only", "usage.py", "--area", "read",
+                     "--cache-dir", str(tmp_path / "cache"), "--report-dir", str(tmp_path / "r"),
+                     "--budget", "900", cwd=tmp_path, timeout=1200)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    report = json.loads((tmp_path / "r" / "mutation" / "mutation.json").read_text())
+    assert report["score"] == 1.0 and report["complete"]
+    assert report["counts"][results.KILLED] >= 10
