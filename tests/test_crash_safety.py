@@ -105,8 +105,11 @@ def run(home: CodexHome, now_ms: int, seed: int, kill_after_s: float | None = No
             timer.cancel()
         if proc.poll() is None:
             return "finished"
+        # killed before the schema's transaction committed: the file has no table yet
+        tables = home.query(home.memories_db, "SELECT name FROM sqlite_master WHERE "
+                            "type = 'table' AND name = 'stage1_outputs'")
         outputs = home.query(home.memories_db, "SELECT COUNT(*) AS n FROM stage1_outputs") \
-            if home.memories_db.exists() else [{"n": 0}]
+            if tables else [{"n": 0}]
         return "phase 1" if outputs[0]["n"] < THREADS else "phase 2"
     finally:
         adapter.close()
