@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import run_cli
 from memconform import differential
+from memconform.home import uuid7
 
 ADAPTERS = Path(__file__).parent / "adapters"
 DIFFERS = "python:differs:factory"
@@ -113,3 +115,42 @@ def test_the_same_implementation_twice_has_no_difference(tmp_path: Path) -> None
     assert result.returncode == 0, result.stdout[-2000:]
     data = json.loads((tmp_path / "out" / "diff.json").read_text(encoding="utf-8"))
     assert data["checks"] == 2 and data["undeclared"] == 0 and data["results"] == []
+
+
+def _clocked(now_ms: int, *, token: str, note_stamp: str) -> dict[str, Any]:
+    """A state whose seeded thread id and row time come from the clock `now_ms`."""
+    rng = random.Random(7)
+    seeded = uuid7(rng, now_ms - 7_200_000)
+    state = _state()
+    state["now_ms"] = now_ms
+    state["db"]["memories_1.sqlite"]["jobs"]["rows"][0].update(
+        job_key=seeded, ownership_token=token, finished_at=now_ms // 1000)
+    state["files"] = {f"extensions/ad_hoc/notes/{note_stamp}-x.md": f"{seeded.upper()}\n"}
+    return state
+
+
+def test_seeded_times_and_clock_derived_ids_pair_up_across_clocks() -> None:
+    """Sides ten minutes apart: a time both sides hold literally (a note the harness named)
+    stays; a v7 id seeded from each side's clock pairs by its random bits and relative time,
+    in either case; the tokens each side drew are numbered; nothing differs."""
+    a = _clocked(1_780_000_000_000, token="0b5e3a8e-1111-4222-8333-444455556666",
+                 note_stamp="2026-05-26T13-42-08")
+    b = _clocked(1_780_000_600_000, token="99999999-aaaa-4bbb-8ccc-dddddddddddd",
+                 note_stamp="2026-05-26T13-42-08")
+    [result], _, _ = differential.compare({"x": {"status": "pass", "state": a}},
+                                          {"x": {"status": "pass", "state": b}}, [])
+    assert result.found == []
+    b["files"] = {"extensions/ad_hoc/notes/2026-05-26T13-43-08-x.md": "other\n"}
+    [result], _, _ = differential.compare({"x": {"status": "pass", "state": a}},
+                                          {"x": {"status": "pass", "state": b}}, [])
+    # two names that differ: each normalized, each missing on the other side
+    assert sorted((d["a"] == "<absent>", d["b"] == "<absent>") for d in result.found) == [
+        (False, True), (True, False)], result.found
+
+
+def test_an_expected_failure_lists_its_differences_as_known() -> None:
+    b = _state(**{"files/raw_memories.md": "# other\n"})
+    [result], _, _ = differential.compare({"x": {"status": "pass", "state": _state()}},
+                                          {"x": {"status": "xfail", "state": b}}, [])
+    assert result.undeclared == [] and len(result.found) == 1
+    assert result.found[0]["allowed"].startswith("a known divergence")

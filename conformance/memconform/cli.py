@@ -28,8 +28,18 @@ LOCAL_AREAS = sorted(a for a in AREAS if not a.startswith("cloud."))
 
 console = Console(stderr=True)
 CODEX_EXPECTATIONS = "expectations/codex-0.144.6.toml"
+DIFF_HYPOTHESIS_SEED = 20261204
 SHORT = {"unsupported": "unsup.", "not-implemented": "n/impl"}
 IMPL_HELP = "ref (default), python:MODULE:FACTORY, exec:COMMAND, codex[:PATH]"
+
+
+def _default_expectations(impl: str) -> Path | None:
+    """The bundled expectations file of the real Codex binary, for `--impl codex`."""
+    if impl.split(":", 1)[0] != "codex":
+        return None
+    path = resources.doc(CODEX_EXPECTATIONS)
+    console.print(f"using the bundled expectations for Codex: {escape(str(path))}")
+    return path
 
 
 def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...],
@@ -209,9 +219,7 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: fl
         workers: int, profile: str, cloud_db: str) -> None:
     """Run the conformance checks against an implementation."""
     _check_selection(profile, ids, matches)
-    if expectations is None and impl.split(":", 1)[0] == "codex":
-        expectations = resources.doc(CODEX_EXPECTATIONS)
-        console.print(f"using the bundled expectations for Codex: {escape(str(expectations))}")
+    expectations = expectations or _default_expectations(impl)
     if expectations is not None:
         try:
             Expectations.load(expectations)
@@ -268,10 +276,12 @@ def diff_command(impls: tuple[str, ...], areas: tuple[str, ...], ids: tuple[str,
             continue
         if states.exists():
             shutil.rmtree(states)
-        args = _pytest_args(impl, areas, ids, matches, None, report_dir, workers, False, False,
-                            adapter_timeout, True)
-        # the wall clock on both sides: times compare as offsets from each check's clock
-        args += ["--capture-state", str(states), "--no-clock-inject"]
+        args = _pytest_args(impl, areas, ids, matches, _default_expectations(impl), report_dir,
+                            workers, False, False, adapter_timeout, True)
+        # the wall clock on both sides: times compare as offsets from each check's clock;
+        # one hypothesis seed: generated cases are the same on both sides
+        args += ["--capture-state", str(states), "--no-clock-inject", "--hypothesis-seed",
+                 str(DIFF_HYPOTHESIS_SEED)]
         console.print(f"[bold]{side}[/bold]: {escape(impl)}")
         code = _pytest(args)
         if code in (2, 3, 4, 5) and not states.is_dir():

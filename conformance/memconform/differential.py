@@ -1,10 +1,17 @@
 """Compare two implementations' end states check by check (`memconform diff`).
 
-Normalization, applied to each side before comparing (the only place it is defined):
+Normalization (the only place it is defined):
 
-- UUIDs (hyphenated or in the simple 32-digit spelling) found in both captures of a check
-  stay as they are (ids the harness seeded); an id only one side has (a session thread, an
-  ownership token) becomes `<id-N>`, numbered by first appearance in that side's state;
+- UUIDs (hyphenated or in the simple 32-digit spelling, any case) found in both captures of
+  a check stay as they are (ids the harness seeded); a UUID v7 whose random bits both sides
+  have but whose time differs (the harness seeded it from each side's clock) becomes
+  `<v7 now-120m 1a2b3c4d>`, its time made relative like other times; any other id only one
+  side has (a session thread, an ownership token) becomes `<id-N>`, numbered by first
+  appearance in that side's state;
+- the two states are walked side by side: a key or value that is the same on both sides
+  stays as it is (a time or id the harness seeded compares literally); only where they differ
+  are both normalized before comparing again, and a key one side lacks is paired with the
+  other side's key that normalizes to the same text;
 - times become offsets from the check's harness clock, rounded to minutes: whole-second and
   millisecond integers within a year of it (older ones, e.g. read from a fixed UUIDv7, stay),
   ISO-8601 stamps (`2026-06-01T09:00:00+00:00`, `…Z`, `…T09-00-00` as in file names) →
@@ -14,7 +21,9 @@ Normalization, applied to each side before comparing (the only place it is defin
 A difference is a path into the state with both values: rows by table and primary key
 (`db["memories_1.sqlite"].jobs["memory_stage1|<thread id>"].status`), files by path
 (`files["MEMORY.md"]`), requests by kind and number (`requests["stage1#1"].body.reasoning`),
-answers by position (`answers[0].result`). Differences the rules allow are declared in a TOML
+answers by position (`answers[0].result`). A check that is an expected failure on either side
+(`xfail`: its expectations file records the divergence, with evidence) has its differences
+listed as known. Other differences the rules allow are declared in a TOML
 file of `[[allow]]` entries: `checks` (globs over check ids), `where` (globs over paths; only
 `*` and `?` are wild) and `reason`; an entry that matched nothing in a run is stale.
 """
@@ -29,10 +38,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-UUID = re.compile(r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b")
+UUID = re.compile(r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b", re.I)
 STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)T(\d\d)[:-](\d\d)[:-](\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)?")
 WINDOW_S = 365 * 86_400  # times the harness derives from its clock; older ones are absolute
 NOT_RUN = {"unsupported", "not-implemented", "skip"}
+EXPECTED_FAILURE = ("a known divergence: the check is an expected failure on side {side}, whose "
+                    "expectations file records why")
 
 
 class DiffError(ValueError):
@@ -56,16 +67,24 @@ def _stamp(match: re.Match[str], now_s: float) -> str:
 
 
 class _Normalizer:
-    def __init__(self, now_ms: int | None, shared_ids: set[str]) -> None:
+    def __init__(self, now_ms: int | None, shared_ids: set[str],
+                 shared_tails: set[tuple[str, str]] | None = None) -> None:
         self.now_s = None if now_ms is None else now_ms / 1000
         self.shared = shared_ids
+        self.tails = shared_tails or set()
         self.ids: dict[str, str] = {}
 
     def _id(self, match: re.Match[str]) -> str:
         value = match.group(0)
-        if _canonical(value) in self.shared:
+        canonical = _canonical(value)
+        if canonical in self.shared:
             return value
-        return self.ids.setdefault(_canonical(value), f"<id-{len(self.ids) + 1}>")
+        seeded = _v7_key(canonical, self.now_s)
+        if seeded is not None and seeded in self.tails:
+            # a v7 id the harness seeded from its clock: same random bits and the same time
+            # relative to the clock on both sides
+            return f"<v7 {seeded[0]} {seeded[1][1:9]}>"
+        return self.ids.setdefault(canonical, f"<id-{len(self.ids) + 1}>")
 
     def text(self, value: str) -> str:
         value = UUID.sub(self._id, value)
@@ -90,8 +109,8 @@ class _Normalizer:
 
 
 def _canonical(uuid: str) -> str:
-    """A UUID in its hyphenated form, whichever spelling (hyphenated or simple) it came in."""
-    hexes = uuid.replace("-", "")
+    """A UUID in its lowercase hyphenated form, whichever spelling it came in."""
+    hexes = uuid.replace("-", "").lower()
     return f"{hexes[:8]}-{hexes[8:12]}-{hexes[12:16]}-{hexes[16:20]}-{hexes[20:]}"
 
 
@@ -99,22 +118,35 @@ def _ids(state: Any) -> set[str]:
     return {_canonical(u) for u in UUID.findall(json.dumps(state, sort_keys=True))}
 
 
-def normalize(state: dict[str, Any], shared_ids: set[str]) -> dict[str, Any]:
-    """One side's state with ids and times normalized (see the module docstring)."""
-    norm = _Normalizer(state.get("now_ms"), shared_ids)
+def _v7_key(canonical: str, now_s: float | None) -> tuple[str, str] | None:
+    """A UUID v7's time relative to the clock, and its version-and-random part."""
+    hexes = canonical.replace("-", "")
+    if hexes[12] != "7" or now_s is None:
+        return None
+    return _offset(int(hexes[:12], 16) / 1000, now_s)[1:-1], hexes[12:]
+
+
+def _v7_keys(ids: set[str], now_ms: int | None) -> set[tuple[str, str]]:
+    now_s = None if now_ms is None else now_ms / 1000
+    return {k for k in (_v7_key(i, now_s) for i in ids) if k is not None}
+
+
+def _tables(state: dict[str, Any], norm: _Normalizer) -> dict[str, Any]:
+    """The state with each table's rows keyed by primary key (raw values)."""
     body = {k: v for k, v in state.items() if k != "now_ms"}
-    out: dict[str, Any] = norm.value(body)
-    for db in out.get("db", {}).values():
-        for table, data in db.items():
-            db[table] = _keyed(data["key"], data["rows"])
-    return out
+    dbs = body.get("db")
+    if isinstance(dbs, dict):
+        body["db"] = {name: {table: _keyed(data["key"], data["rows"], norm)
+                             for table, data in tables.items()}
+                      for name, tables in dbs.items()}
+    return body
 
 
-def _keyed(key: list[str], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Rows by their normalized primary key (`a|b` for a composite one); a table without one
-    by position after sorting on content."""
+def _keyed(key: list[str], rows: list[dict[str, Any]], norm: _Normalizer) -> dict[str, Any]:
+    """Rows by their primary key (`a|b` for a composite one); a table without one by position
+    after sorting on normalized content."""
     if not key:
-        ordered = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
+        ordered = sorted(rows, key=lambda r: json.dumps(norm.value(r), sort_keys=True))
         return {f"#{i}": row for i, row in enumerate(ordered)}
     return {"|".join(str(row.get(c)) for c in key): row for row in rows}
 
@@ -129,22 +161,36 @@ def _path(prefix: str, key: Any) -> str:
     return f"{prefix}[{json.dumps(key)}]"
 
 
-def differences(a: Any, b: Any, where: str = "") -> list[tuple[str, Any, Any]]:
-    """Every leaf where `a` and `b` differ: (path, value in a, value in b); a missing key or
-    list element reads `<absent>`."""
+def differences(a: Any, b: Any, where: str = "", norms: tuple[_Normalizer, _Normalizer]
+                | None = None) -> list[tuple[str, Any, Any]]:
+    """Every leaf where `a` and `b` differ: (path, value in a, value in b), values
+    normalized; a missing key or list element reads `<absent>`. Without normalizers the
+    values compare as they are."""
+    na, nb = norms if norms is not None else (None, None)
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
-        for key in sorted(set(a) | set(b), key=str):
-            out += differences(a.get(key, "<absent>"), b.get(key, "<absent>"),
-                               _path(where, key))
+        pairs = [(key, key, key) for key in set(a) & set(b)]
+        norm_a = {(na.text(k) if na and isinstance(k, str) else k): k for k in set(a) - set(b)}
+        norm_b = {(nb.text(k) if nb and isinstance(k, str) else k): k for k in set(b) - set(a)}
+        pairs += [(shown, norm_a.get(shown), norm_b.get(shown))
+                  for shown in set(norm_a) | set(norm_b)]
+        for shown, key_a, key_b in sorted(pairs, key=lambda p: str(p[0])):
+            out += differences(a[key_a] if key_a is not None else "<absent>",
+                               b[key_b] if key_b is not None else "<absent>",
+                               _path(where, shown), norms)
         return out
     if isinstance(a, list) and isinstance(b, list):
         out = []
         for index in range(max(len(a), len(b))):
             out += differences(a[index] if index < len(a) else "<absent>",
-                               b[index] if index < len(b) else "<absent>", _path(where, index))
+                               b[index] if index < len(b) else "<absent>", _path(where, index),
+                               norms)
         return out
-    return [] if a == b else [(where, a, b)]
+    if a == b:
+        return []
+    left = na.value(a) if na and a != "<absent>" else a
+    right = nb.value(b) if nb and b != "<absent>" else b
+    return [] if left == right else [(where, left, right)]
 
 
 @dataclass
@@ -220,10 +266,25 @@ def compare(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]],
         if {a[check_id]["status"], b[check_id]["status"]} & NOT_RUN:
             continue  # a check that did not run on one side left nothing to compare
         left, right = a[check_id]["state"], b[check_id]["state"]
-        shared = _ids(left) & _ids(right)
+        ids_a, ids_b = _ids(left), _ids(right)
+        shared = ids_a & ids_b
+        tails = (_v7_keys(ids_a - shared, left.get("now_ms"))
+                 & _v7_keys(ids_b - shared, right.get("now_ms")))
+        norms = (_Normalizer(left.get("now_ms"), shared, tails),
+                 _Normalizer(right.get("now_ms"), shared, tails))
+        # ids are numbered by first appearance in each whole state, as `normalize` does
+        body_a, body_b = _tables(left, norms[0]), _tables(right, norms[1])
+        norms[0].value(body_a)
+        norms[1].value(body_b)
         found = CheckDiff(check_id, (a[check_id]["status"], b[check_id]["status"]))
-        for where, x, y in differences(normalize(left, shared), normalize(right, shared)):
+        expected = [side for side, got in zip("ab", found.statuses, strict=True)
+                    if got == "xfail"]
+        for where, x, y in differences(body_a, body_b, "", norms):
             reason = None
+            if expected:
+                found.found.append({"where": where, "a": _show(x), "b": _show(y),
+                                    "allowed": EXPECTED_FAILURE.format(side=expected[0])})
+                continue
             for allowance in allowed:
                 if allowance.covers(check_id, where):
                     allowance.used += 1

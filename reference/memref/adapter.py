@@ -108,7 +108,8 @@ class ReferenceAdapter:
                           env=dict(args["env"]), source=spec["source"],
                           ephemeral=spec["ephemeral"], subagent=spec["subagent"])
         run_startup(Path(args["home"]), session, rt)
-        return {"session_thread_id": session.thread_id}
+        # an ephemeral session records no thread of its own
+        return {"session_thread_id": None if session.ephemeral else session.thread_id}
 
     def stage1_claim(self, args: dict[str, Any]) -> dict[str, Any]:
         rt = self._runtime(args)
