@@ -44,8 +44,10 @@ class Settings:
             f"only_mutate = {json.dumps([f'src/memref/{g}' for g in self.only])}",
             f"do_not_mutate = {json.dumps(list(SCOPES[self.scope]))}",
             f"pytest_add_cli_args_test_selection = {json.dumps(selection)}",
-            'pytest_add_cli_args = ["-p", "no:cacheprovider", "--impl", "ref", '
-            '"--snapshot-warn-unused"]',
+            # importlib mode: pytest must not put the installed package's folder (where the
+            # original memref lies) ahead of mutmut's copy on sys.path
+            'pytest_add_cli_args = ["-p", "no:cacheprovider", "--import-mode=importlib", '
+            '"--impl", "ref", "--snapshot-warn-unused"]',
             "use_git_change_detection = false",
             'on_dependency_change = "ignore"',
         ]
