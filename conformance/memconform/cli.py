@@ -392,6 +392,98 @@ def summary(report_file: Path, fmt: str) -> None:
         Console().print(_table(records, str(header["implementation"].get("name", ""))))
 
 
+@main.command("report")
+@click.argument("report_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--html", "html", is_flag=True, required=True,
+              help="Write the report's page (report.html).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write it [default: report.html beside REPORT_FILE].")
+def report_command(report_file: Path, html: bool, out: Path | None) -> None:
+    """Write report.html for a report.jsonl (an incomplete report gets a page that says so)."""
+    from memconform import htmlreport
+
+    try:
+        lines = rep.read_lines(report_file)
+    except rep.ReportError as exc:
+        raise click.UsageError(str(exc)) from exc
+    header, records, footer = rep.load(report_file, allow_incomplete=True)
+    target = out or report_file.with_name("report.html")
+    try:
+        htmlreport.write(target, header, records, footer,
+                         incomplete=rep.incomplete_reason(lines))
+    except OSError as exc:
+        raise click.UsageError(f"cannot write {target}: {exc.strerror}") from exc
+    click.echo(str(target))
+
+
+@main.command("compare")
+@click.argument("reports", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "json", "html"]),
+              default="table", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the output to this file instead of standard output.")
+@click.option("--fail-on", "fail_on", type=click.Choice(["regression"]), default=None,
+              help="Exit 1 when a check passed in the first report and fails or errors in "
+                   "another.")
+def compare_command(reports: tuple[Path, ...], fmt: str, out: Path | None,
+                    fail_on: str | None) -> None:
+    """Compare reports of implementations or runs; the first is the baseline."""
+    from memconform import compare
+
+    try:
+        data = compare.compare(compare.load(list(reports)))
+    except compare.CompareError as exc:
+        raise click.UsageError(str(exc)) from exc
+    text: str | None = None
+    if fmt == "table":
+        _compare_tables(data)
+    elif fmt == "md":
+        text = compare.markdown(data)
+    elif fmt == "html":
+        text = compare.html(data)
+    else:
+        text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    if text is not None:
+        if out is not None:
+            out.write_text(text, encoding="utf-8")
+        else:
+            click.echo(text, nl=False)
+    if fail_on == "regression" and data["regressions"]:
+        console.print(f"[red]{data['regressions']} regression(s)[/red]")
+        sys.exit(rep.EXIT_NONCONFORMANT)
+
+
+def _compare_tables(data: dict[str, Any]) -> None:
+    out = Console()
+    table = Table(title="reports")
+    for column in ("report", "passed / run", *rep.STATUSES):
+        table.add_column(SHORT.get(column, column), justify="right")
+    for r in data["reports"]:
+        table.add_row(escape(r["label"]), f"{r['agreement']['passed']}/{r['agreement']['run']}",
+                      *(str(r["counts"][s]) for s in rep.STATUSES))
+    out.print(table)
+    for p in data["pairs"]:
+        changes = Table(title=escape(f"{p['base']} → {p['other']}"))
+        for column in ("change", "check", "from → to", "sentence"):
+            changes.add_column(column, overflow="fold")
+        for key in ("regressions", "fixes", "other_changes"):
+            for e in p[key]:
+                changes.add_row(key.replace("_", " "), escape(e["id"]),
+                                f"{e['from']} → {e['to']}", escape(e["sentence"]))
+        for key in ("added", "removed"):
+            for e in p[key]:
+                changes.add_row(key, escape(e["id"]), e["status"], "")
+        for e in p["expectation_changes"]:
+            changes.add_row("expectation", escape(e["id"]),
+                            f"{(e['from'] or {}).get('status', 'none')} → "
+                            f"{(e['to'] or {}).get('status', 'none')}", "")
+        out.print(changes)
+        out.print(f"{len(p['regressions'])} regressions, {len(p['fixes'])} fixes, "
+                  f"{len(p['added'])} added, {len(p['removed'])} removed, "
+                  f"{len(p['expectation_changes'])} expectation changes, "
+                  f"{len(p['other_changes'])} other changes")
+
+
 @main.command("update-expectations")
 @click.argument("report_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("expectations_file", type=click.Path(dir_okay=False, path_type=Path))

@@ -1,5 +1,6 @@
-"""Run reports: `report.jsonl` (header, one record per check, footer), `junit.xml` and
-`summary.md`, all from the same records so that every file gives the same counts."""
+"""Run reports: `report.jsonl` (header, one record per check, footer), `junit.xml`,
+`summary.md` and `report.html`, all from the same records so that every file gives the same
+counts."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class ReportError(ValueError):
     """A report file that is missing, unreadable or incomplete."""
 
 
-REPORT_FILES = ("report.jsonl", "junit.xml", "summary.md")
+REPORT_FILES = ("report.jsonl", "junit.xml", "summary.md", "report.html")
 
 
 class Reporter:
@@ -35,7 +36,7 @@ class Reporter:
     `start()` removes every report file of an earlier run and writes the header; each record
     is appended (and flushed) as its check finishes, so a run killed outright still leaves
     what it saw, with no footer. `write()` rewrites `report.jsonl` sorted by id with its
-    footer, then `junit.xml` and `summary.md`, all from the same records.
+    footer, then `junit.xml`, `summary.md` and `report.html`, all from the same records.
     """
 
     def __init__(self, out_dir: Path, config: dict[str, Any]) -> None:
@@ -107,13 +108,22 @@ class Reporter:
         tmp = path.with_suffix(".jsonl.tmp")
         tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         tmp.replace(path)
-        junit.write(self.out_dir / "junit.xml", "memconform", records,
-                    time.time() - self.started, complete=lines[-1]["complete"])
-        footer = lines[-1]
-        (self.out_dir / "summary.md").write_text(
-            markdown(self.header(), records, self.stale, footer.get("reason")),
-            encoding="utf-8")
+        write_derived(self.out_dir, lines[0], records, lines[-1])
         return path
+
+
+def write_derived(out_dir: Path, header: dict[str, Any], records: list[dict[str, Any]],
+                  footer: dict[str, Any]) -> None:
+    """`junit.xml`, `summary.md` and `report.html`, from the lines of `report.jsonl`."""
+    from memconform import htmlreport
+
+    reason = None if footer.get("complete") else footer.get("reason", "no footer")
+    junit.write(out_dir / "junit.xml", "memconform", records, footer.get("duration_s", 0.0),
+                complete=bool(footer.get("complete")))
+    (out_dir / "summary.md").write_text(
+        markdown(header, records, footer.get("stale_expectations", []), reason),
+        encoding="utf-8")
+    htmlreport.write(out_dir / "report.html", header, records, footer, incomplete=reason)
 
 
 def counts(records: list[dict[str, Any]]) -> dict[str, int]:
