@@ -213,12 +213,26 @@ def _run_options(fn: Any) -> Any:
 @click.option("--cloud-db", default="sqlite", show_default=True,
               help="Cloud profile with the bundled service: sqlite, postgresql (a throwaway "
                    "server from the machine's PostgreSQL binaries) or a SQLAlchemy URL.")
+@click.option("--shard", default=None, metavar="K/N",
+              help="Run only shard K of N of the selected checks (merge the N reports with "
+                   "`memconform merge`).")
+@click.option("--shard-durations", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, metavar="REPORT",
+              help="An earlier report.jsonl: its check durations balance the shards.")
 def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: float,
         quiet: bool, verbose: bool, keep: Path | None, areas: tuple[str, ...], ids: tuple[str, ...],
         matches: tuple[str, ...], expectations: Path | None, strict_expectations: bool,
-        workers: int, profile: str, cloud_db: str) -> None:
+        workers: int, profile: str, cloud_db: str, shard: str | None,
+        shard_durations: Path | None) -> None:
     """Run the conformance checks against an implementation."""
     _check_selection(profile, ids, matches)
+    if shard is not None:
+        from memconform.shard import ShardError, parse
+
+        try:
+            parse(shard)
+        except ShardError as exc:
+            raise click.UsageError(str(exc)) from exc
     expectations = expectations or _default_expectations(impl)
     if expectations is not None:
         try:
@@ -228,6 +242,10 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: fl
     args = _pytest_args(impl, areas, ids, matches, expectations, report_dir, workers, False,
                         strict_expectations, adapter_timeout, quiet, verbose, keep, profile,
                         cloud_db, startup_timeout)
+    if shard is not None:
+        args += ["--shard", shard]
+    if shard_durations is not None:
+        args += ["--shard-durations", str(shard_durations)]
     sys.exit(_execute(args, report_dir, strict_expectations))
 
 
@@ -482,6 +500,34 @@ def _compare_tables(data: dict[str, Any]) -> None:
                   f"{len(p['added'])} added, {len(p['removed'])} removed, "
                   f"{len(p['expectation_changes'])} expectation changes, "
                   f"{len(p['other_changes'])} other changes")
+
+
+@main.command("merge")
+@click.argument("reports", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Where the merged report files go.")
+def merge_command(reports: tuple[Path, ...], out: Path) -> None:
+    """Rebuild one run's reports from the report.jsonl of each of its N shards.
+
+    Refuses a missing, repeated or overlapping shard and shards of different runs; exits
+    like `memconform run` would have (0, 1, or 3 when a check errored)."""
+    from memconform.shard import ShardError, merge
+
+    try:
+        header, records, footer = merge(list(reports), out)
+    except ShardError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except OSError as exc:
+        raise click.UsageError(f"--out {out}: {exc.strerror or exc}") from exc
+    impl = header["implementation"]
+    console.print(_table(records, f"{impl.get('name', impl['spec'])} "
+                                  f"{impl.get('version', '')}".strip()))
+    shards = ", ".join(f"{s['shard']} {s['duration_s']:.0f} s" for s in footer["shards"])
+    passed, ran = rep.agreement(records)
+    console.print(f"merged {len(footer['shards'])} shards ({shards}): agreement {passed}/{ran}; "
+                  f"report in {escape(str(out))}")
+    sys.exit(rep.exit_code(records, footer["stale_expectations"], False))
 
 
 @main.command("update-expectations")

@@ -14,11 +14,12 @@ import shutil
 import signal
 import threading
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memconform import bundles, capture, fixtures, resources
+from memconform import bundles, capture, fixtures, resources, shard
 from memconform.adapters import Adapter, AdapterError, ImplSpecError, Rejected, Unsupported, resolve
 from memconform.cloud.service import CloudSpecError, db_label
 from memconform.cloud.service import validate as validate_cloud
@@ -80,7 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
             "smoke": config.getoption("--smoke-checks"), "seed": config.getoption("--impl-seed"),
             "adapter_timeout_s": config.getoption("--adapter-timeout"),
             "startup_timeout_s": config.getoption("--startup-timeout"),
-            "workers": config.getoption("numprocesses", default=None)})
+            "workers": config.getoption("numprocesses", default=None),
+            "shard": config.getoption("--shard"),
+            "shard_durations": _text(config.getoption("--shard-durations"))})
         try:
             reporter.prepare()
         except OSError as exc:
@@ -88,6 +91,10 @@ def pytest_configure(config: pytest.Config) -> None:
                                     f"({exc.strerror or exc})") from exc
         config.pluginmanager.register(_Recorder(config, reporter, expectations),
                                       "memconform-report")
+
+
+def _text(path: Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
 def _codex_homes_outside_tmp(config: pytest.Config) -> None:
@@ -152,9 +159,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         problems = unknown_ids(wanted, seen)
         if problems:
             raise pytest.UsageError("; ".join(problems))
+    keep, drop = _in_shard(config, keep, drop)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _in_shard(config: pytest.Config, keep: list[pytest.Item], drop: list[pytest.Item]
+              ) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """With --shard K/N: of the selected checks, those of shard K."""
+    spec = config.getoption("--shard")
+    if spec is None:
+        return keep, drop
+    try:
+        part = shard.parse(spec)
+        path = config.getoption("--shard-durations")
+        known = shard.durations(path) if path is not None else {}
+    except shard.ShardError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    placed = shard.assign([i.stash[ID_KEY] for i in keep if ID_KEY in i.stash], part.count,
+                          known)
+    mine = [i for i in keep if ID_KEY not in i.stash or placed[i.stash[ID_KEY]] == part.index]
+    chosen = set(mine)
+    return mine, drop + [i for i in keep if i not in chosen]
 
 
 # -- where a check runs -----------------------------------------------------------------------

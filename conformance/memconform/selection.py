@@ -57,6 +57,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--no-clock-inject", action="store_true",
                     help="use the wall clock even where the implementation takes an injected "
                          "one (checks that need clock.inject report unsupported)")
+    group.addoption("--shard", default=None, metavar="K/N",
+                    help="run only shard K of N of the selected checks (see --shard-durations)")
+    group.addoption("--shard-durations", type=Path, default=None, metavar="REPORT",
+                    help="an earlier report.jsonl whose check durations balance the shards")
     group.addoption("--capture-state", type=Path, default=None,
                     help="write every check's end state (rows, memory files, requests, "
                          "answers) here as <check id>.json, for memconform diff")
