@@ -98,3 +98,12 @@ def user_text(request: Recorded) -> str:
     text = parts[0].get("text")
     assert isinstance(text, str), "the stage-1 user message's input_text part has no text"
     return text
+
+
+def ago_at_ms(now_ms: int, ago_ms: int, ms: int) -> int:
+    """An `updated_ago_ms` that puts the thread's `updated_at_ms` on millisecond `ms` (0..999) of
+    the Unix second holding `now_ms - ago_ms`: threads given the same `ago_ms` share that second,
+    whatever the milliseconds of `now_ms` (so the case is exact on the wall clock too)."""
+    if not 0 <= ms <= 999:
+        raise ValueError(f"millisecond {ms} is not in 0..999")
+    return now_ms - ((now_ms - ago_ms) // 1000 * 1000 + ms)

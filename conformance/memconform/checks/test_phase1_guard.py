@@ -6,20 +6,38 @@ from typing import Any
 
 import pytest
 
-from memconform.checks.stage1 import VALID_OUTPUT, configure, job, requests_for
+from memconform.checks.consolidation import GLOBAL, agent_finishes, consolidations, global_job
+from memconform.checks.stage1 import (
+    VALID_OUTPUT,
+    configure,
+    extracted_once,
+    job,
+    output,
+    requests_for,
+)
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
 from memconform.registry import check
+from memconform.verdicts import fail, produced
+
+DAY_S = 86_400
+STALE_ID = "stale-unselected-output"
 
 
 def windows(primary: float | None, secondary: float | None, **extra: Any) -> dict[str, Any]:
-    limits: dict[str, Any] = {**extra}
+    """A plan-usage answer in the backend's shape: `allowed` and `limit_reached` are always
+    present (a reached limit is not allowed) and every window carries its reset fields, so a
+    strict reader parses it."""
+    reached = bool(extra.get("limit_reached", False))
+    limits: dict[str, Any] = {"allowed": not reached, "limit_reached": reached, **extra}
     if primary is not None:
-        limits["primary_window"] = {"used_percent": primary, "limit_window_seconds": 18000}
+        limits["primary_window"] = {"used_percent": primary, "limit_window_seconds": 18000,
+                                    "reset_after_seconds": 3600, "reset_at": 1_780_318_800}
     if secondary is not None:
         limits["secondary_window"] = {"used_percent": secondary,
-                                      "limit_window_seconds": 604800}
+                                      "limit_window_seconds": 604800,
+                                      "reset_after_seconds": 86400, "reset_at": 1_780_401_600}
     return {"plan_type": "plus", "rate_limit": limits}
 
 
@@ -94,3 +112,65 @@ def test_chatgpt(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                           else "plan usage was fetched more than once in one startup")
     assert ran is runs, (f"the pipeline did not run although {why}" if runs
                          else f"the pipeline ran although {why}")
+
+
+SKIP_STATE: dict[str, tuple[Any, bool, str]] = {
+    # name: (usage body, pipeline runs, why)
+    "over-threshold-skips": (windows(90, 10), False,
+                             "the primary window used 90 % where at most 75 % is allowed"),
+    "within-threshold-runs": (windows(10, 10), True,
+                              "both windows used 10 % where up to 75 % is allowed"),
+}
+
+
+@check("p1.guard.skip-state", title="a guard skip comes after the root, the extension seed "
+       "and pruning, and skips Phase 1 and Phase 2",
+       rules=("GUARD-01", "GUARD-02", "START-03", "RET-01"),
+       level="SHOULD", area="phase1", needs=("auth.chatgpt",))
+@pytest.mark.parametrize("case", sorted(SKIP_STATE))
+def test_skip_state(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                    case: str) -> None:
+    body, runs, why = SKIP_STATE[case]
+    home.write_chatgpt_login()
+    model.set_usage(body)
+    configure(home, {"min_rate_limit_remaining_percent": 25},
+              top={"chatgpt_base_url": model.backend_url})
+    # the consolidation job is free to claim, so a Phase 2 that runs leaves a row behind
+    home.execute(home.memories_db, "DELETE FROM jobs WHERE kind = ?", (GLOBAL,))
+    home.add_stage1_output(STALE_ID, raw_memory="- a memory nobody used for sixty days",
+                           rollout_summary="Stale.",
+                           source_updated_at=home.now_ms // 1000 - 60 * DAY_S)
+    thread = home.add_thread()
+    model.on("stage1", json_output(VALID_OUTPUT))
+    agent_finishes(model)
+    run_startup(home)
+    fetched = len(model.of_kind("usage"))
+    assert fetched == 1, ("plan usage was not fetched for a ChatGPT login" if fetched == 0
+                          else "plan usage was fetched more than once in one startup")
+    # START-03 / GUARD-01: the root, the seed and pruning come before the plan-usage check
+    assert home.memory_root.is_dir(), f"the memory root was not created ({why})"
+    seed = produced(home.memory_root / "extensions" / "ad_hoc" / "instructions.md",
+                    f"memories/extensions/ad_hoc/instructions.md ({why})")
+    assert seed.strip(), f"the seeded extension instructions are empty ({why})"
+    assert output(home, STALE_ID) is None, \
+        f"the 60-day-old unselected output was not pruned before the plan-usage check ({why})"
+    if runs:
+        extracted_once(model, thread.id, f"the eligible thread ({why})")
+        assert job(home, thread.id) is not None, \
+            "the thread was extracted without a stage-1 job row"
+        row = global_job(home)
+        if row is None or consolidations(model) == 0:
+            fail(f"Phase 2 did not run although {why}: no consolidation agent was started "
+                 "or no memory_consolidate_global row was written",
+                 expected="a consolidation run",
+                 actual=f"{consolidations(model)} agent conversations, "
+                        f"row {'present' if row else 'absent'}")
+        return
+    assert requests_for(model, thread.id) == [], f"Phase 1 extracted the thread although {why}"
+    assert job(home, thread.id) is None, \
+        f"a stage-1 job row was written although {why}"
+    assert consolidations(model) == 0, f"a consolidation agent was started although {why}"
+    assert global_job(home) is None, \
+        f"Phase 2 claimed the consolidation job (a memory_consolidate_global row) although {why}"
+    assert not (home.memory_root / "raw_memories.md").exists(), \
+        f"Phase 2 wrote raw_memories.md although {why}"

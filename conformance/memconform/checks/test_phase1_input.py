@@ -162,6 +162,98 @@ def test_not_truncated(home: CodexHome, model: MockModel, run_startup: StartupRu
     assert body in text, "a rollout inside the budget was not sent whole"
 
 
+DEFAULT_WINDOW = 272_000
+# One user message, serialized as P1-IN-05 writes a message item (checked by p1.in.item-shape):
+# the item array is ARRAY_HEAD + the text + ARRAY_TAIL.
+ARRAY_HEAD = '[{"type":"message","role":"user","content":[{"type":"input_text","text":"'
+ARRAY_TAIL = '"}]}]'
+ARRAY_WRAP = len(ARRAY_HEAD) + len(ARRAY_TAIL)
+
+
+def budget_bytes(window: int | None) -> int:
+    """P1-IN-03's budget in bytes: floor(floor(W * 95 / 100) * 70 / 100) tokens, 4 bytes each."""
+    return (window or DEFAULT_WINDOW) * 95 // 100 * 70 // 100 * 4
+
+
+def whole_head(data: bytes, size: int) -> bytes:
+    """The longest prefix of `data` within `size` bytes that ends on a character boundary."""
+    end = min(size, len(data))
+    while 0 < end < len(data) and data[end] & 0xC0 == 0x80:
+        end -= 1
+    return data[:end]
+
+
+def whole_tail(data: bytes, size: int) -> bytes:
+    """The longest suffix of `data` within `size` bytes that starts on a character boundary."""
+    start = max(len(data) - size, 0)
+    while start < len(data) and data[start] & 0xC0 == 0x80:
+        start += 1
+    return data[start:]
+
+
+# name: (model_context_window or None for the default, the user message's text). The ASCII
+# texts make the item array exactly the budget, or one byte over it (at 20 002 the double
+# floor gives 13 300 tokens, where W * 665 / 1000 would give 13 301 and send 53 204 B whole).
+# The multibyte texts put both cuts inside a character (the array's head is 73 ASCII bytes,
+# its tail 5, plus the 2-byte "ok"), so a cut that is not moved back to a character boundary
+# shows, and at 20 002 a budget of 13 301 tokens would keep a different number of characters.
+EXACT = {
+    "ascii-exactly-the-budget": (20_000, "a" * (budget_bytes(20_000) - ARRAY_WRAP)),
+    "ascii-one-byte-over": (20_000, "a" * (budget_bytes(20_000) - ARRAY_WRAP + 1)),
+    "ascii-double-floor": (20_002, "a" * (budget_bytes(20_000) - ARRAY_WRAP + 4)),
+    "ascii-default-window-one-byte-over": (None, "a" * (budget_bytes(None) - ARRAY_WRAP + 1)),
+    "three-byte-characters": (20_000, "\u20ac" * 40_000 + "ok"),
+    "three-byte-characters-double-floor": (20_002, "\u20ac" * 40_000 + "ok"),
+    "four-byte-characters": (20_000, "\U0001f600" * 30_000 + "ok"),
+}
+
+
+def _segment_fail(which: str, sent: str, wanted: bytes, budget: int) -> None:
+    size = len(sent.encode("utf-8"))
+    if "\ufffd" in sent:
+        fail(f"the kept {which} of the item array was cut inside a UTF-8 character (U+FFFD in "
+             "the request)", expected=len(wanted), actual=size)
+    fail(f"the kept {which} of the item array is not the longest whole-character "
+         f"{'prefix' if which == 'head' else 'suffix'} within half the byte budget "
+         f"({budget // 2} of {budget} bytes)", expected=len(wanted), actual=size)
+
+
+@check("p1.in.truncate-exact", title="the item array is cut to exactly the byte budget of "
+       "floor(floor(W * 95 / 100) * 70 / 100) tokens, each half on a character boundary",
+       rules="P1-IN-03", level="MUST", area="phase1")
+@pytest.mark.parametrize("case", sorted(EXACT))
+def test_truncate_exact(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                        case: str) -> None:
+    window, body = EXACT[case]
+    _, request = extract(home, model, run_startup,
+                         top=None if window is None else {"model_context_window": window},
+                         lines=[message("user", body)])
+    text = user_text(request)
+    array = (ARRAY_HEAD + body + ARRAY_TAIL).encode("utf-8")
+    budget = budget_bytes(window)
+    found = list(MARKER.finditer(text))
+    if len(array) <= budget:
+        assert not found, f"an item array of exactly the budget ({budget} bytes) carries a " \
+            "truncation marker"
+        assert ARRAY_HEAD + body + ARRAY_TAIL in text, \
+            f"an item array of exactly the budget ({budget} bytes) was not sent whole"
+        return
+    assert len(found) == 1, f"an item array of {len(array)} bytes (budget {budget}) does not " \
+        "carry exactly one \u2026N tokens truncated\u2026 marker"
+    before, after = text[:found[0].start()], text[found[0].end():]
+    start = before.find(ARRAY_HEAD)
+    if start < 0:
+        fail("the head of the item array (one user message, as P1-IN-05 writes it) is not "
+             "before the truncation marker")
+    head, tail = whole_head(array, budget // 2), whole_tail(array, budget // 2)
+    if before[start:].encode("utf-8") != head:
+        _segment_fail("head", before[start:], head, budget)
+    end = after.find(ARRAY_TAIL)
+    sent_tail = after[:end + len(ARRAY_TAIL)] if end >= 0 else after
+    if sent_tail.encode("utf-8") != tail:
+        _segment_fail("tail", sent_tail, tail, budget)
+
+
 UNPARSABLE = {
     # name: (where the line goes, the line) — a line a crash or another writer left behind
     "garbage-between-turns": ("middle", "this is not json"),

@@ -22,7 +22,9 @@ from memconform.mockmodel import MockModel, json_output, message
 from memconform.registry import check
 from memconform.resources import fixture_json
 
-CASES = fixture_json("phase1", "job_states.json")["cases"]
+STATES = fixture_json("phase1", "job_states.json")
+CASES = STATES["cases"]
+BOUNDS = STATES["bounds"]
 RELATIVE = re.compile(r"^(now|S)([+-]\d+)?$")
 
 
@@ -40,6 +42,22 @@ def resolve(value: Any, now: int, watermark: int) -> Any:
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_job_state(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                    clock: HarnessClock, case: dict[str, Any]) -> None:
+    run_case(home, model, run_startup, clock, case)
+
+
+@check("p1.job.state-bounds", title="a backoff or lease ending one second after now still "
+       "blocks the claim, also when now_ms is at .999 s", rules=("P1-JOB-02",),
+       level="SHOULD", area="phase1", needs=("clock.inject",))
+@pytest.mark.parametrize("case", BOUNDS, ids=[c["id"] for c in BOUNDS])
+def test_job_state_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                          clock: HarnessClock, case: dict[str, Any]) -> None:
+    run_case(home, model, run_startup, clock, case)
+
+
+def run_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+             clock: HarnessClock, case: dict[str, Any]) -> None:
+    """Seed the case's job row (times relative to the clock's now, in whole seconds), move
+    the clock by the case's `advance_s` if any, run one startup, and judge the claim."""
     configure(home)
     thread = home.add_thread()
     watermark = thread.updated_at_ms // 1000
@@ -53,6 +71,8 @@ def test_job_state(home: CodexHome, model: MockModel, run_startup: StartupRunner
     control = None if case["claimed"] else home.add_thread(updated_ago_ms=150 * MINUTE_MS)
     model.on("stage1", json_output(VALID_OUTPUT) if case.get("reply", "valid") == "valid"
              else message("not json at all"))
+    if case.get("advance_s"):
+        clock.advance(case["advance_s"])  # now_ms gains milliseconds; clock.now is floored
     run_startup(home)
     if case["claimed"]:
         extracted_once(model, thread.id, "the thread whose job row allows the claim")

@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
+from memconform.adapters import Adapter
 from memconform.checks.stage1 import (
     VALID_OUTPUT,
+    ago_at_ms,
     assert_now,
     configure,
     extracted_once,
@@ -228,3 +230,83 @@ def test_forget_sticks(home: CodexHome, model: MockModel, run_startup: StartupRu
     run_startup(home)
     assert len(requests_for(model, thread.id)) == 1, \
         "a forgotten thread was extracted again by the next startup"
+
+
+HOUR_MS = 3_600_000
+LEASE_S = 3600
+
+
+@check("p1.out.floored-watermark", title="S is the thread's updated_at_ms rounded down to whole "
+       "seconds: an update at .999 s is stored at its own second", rules=("P1-OUT-02",
+                                                                           "P1-JOB-01",
+                                                                           "P1-JOB-03"),
+       level="MUST", area="phase1")
+def test_floored_watermark(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    thread = home.add_thread(updated_ago_ms=ago_at_ms(home.now_ms, 2 * HOUR_MS, 999))
+    if thread.updated_at_ms % 1000 != 999:
+        raise RuntimeError("the harness did not put the thread's update time on .999 s")
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    extracted_once(model, thread.id)
+    floored = thread.updated_at_ms // 1000
+    row = output(home, thread.id)
+    assert row is not None, "the valid answer was not stored: no stage1_outputs row"
+    assert row["source_updated_at"] == floored, \
+        "source_updated_at is not the thread's updated_at_ms rounded down to seconds (an " \
+        "update at .999 s belongs to its own second)"
+    claimed = job(home, thread.id)
+    assert claimed is not None, "the extracted thread has no stage-1 job row"
+    assert claimed["input_watermark"] == floored, \
+        "the job's input_watermark is not the thread's updated_at_ms rounded down to seconds"
+    assert claimed["last_success_watermark"] == floored, \
+        "the job's last_success_watermark is not the thread's updated_at_ms rounded down to " \
+        "seconds"
+
+
+@check("p1.job.floored-now", title="with now_ms at .999 s every stored time is the request's "
+       "now rounded down to whole seconds", rules=("P1-JOB-01", "P1-JOB-03", "P1-JOB-05",
+                                                   "P1-OUT-02"),
+       level="SHOULD", area="phase1", needs=("clock.inject",))
+@pytest.mark.parametrize("outcome", ["success", "failure"])
+def test_floored_now(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                     clock: HarnessClock, outcome: str) -> None:
+    configure(home)
+    thread = home.add_thread()
+    model.on("stage1", json_output(VALID_OUTPUT) if outcome == "success"
+             else message("not json at all"))
+    clock.advance(0.999)  # now_ms = E + 999; "now" is still E / 1000 (clock.now floors)
+    run_startup(home)
+    extracted_once(model, thread.id)
+    row = job(home, thread.id)
+    assert row is not None, "the extracted thread has no stage-1 job row"
+    assert row["started_at"] == clock.now, \
+        "started_at is not now_ms rounded down to seconds (.999 s must not round up)"
+    assert row["finished_at"] == clock.now, \
+        "finished_at is not now_ms rounded down to seconds (.999 s must not round up)"
+    if outcome == "success":
+        stored = output(home, thread.id)
+        assert stored is not None, "the valid answer was not stored: no stage1_outputs row"
+        assert stored["generated_at"] == clock.now, \
+            "generated_at is not now_ms rounded down to seconds (.999 s must not round up)"
+    else:
+        assert row["retry_at"] == clock.now + RETRY_DELAY_S, \
+            "retry_at is not now_ms rounded down to seconds plus one hour"
+
+
+@check("p1.job.claim-floored-now", title="a claim at now_ms .999 s writes started_at and "
+       "lease_until from now rounded down to whole seconds", rules="P1-JOB-01",
+       level="SHOULD", area="phase1", needs=("jobs.stage1", "clock.inject"))
+def test_claim_floored_now(impl: Adapter, home: CodexHome, clock: HarnessClock) -> None:
+    home.ensure_memories_db()
+    clock.advance(0.999)
+    got = impl.call("stage1.claim", {
+        "home": str(home.path), "thread_id": "t", "watermark": 100, "worker_id": "w",
+        "now_ms": clock.now_ms, "seed": 1, "max_running": 2})
+    assert got["outcome"] == "claimed", "the first claim of a new thread was refused"
+    row = job(home, "t")
+    assert row is not None, "the claim wrote no stage-1 job row"
+    assert row["started_at"] == clock.now, \
+        "started_at is not now_ms rounded down to seconds (.999 s must not round up)"
+    assert row["lease_until"] == clock.now + LEASE_S, \
+        "lease_until is not now_ms rounded down to seconds plus 3600"

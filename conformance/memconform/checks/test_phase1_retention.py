@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memconform.checks.stage1 import configure, job
+from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.registry import check
@@ -71,3 +74,64 @@ def test_batch(home: CodexHome, run_startup: StartupRunner) -> None:
         "one startup did not prune exactly the 200 oldest of 205 stale rows"
     run_startup(home)
     assert rows(home) == set(), "the next startup did not prune the 5 stale rows left"
+
+
+# name: (source_updated_at, last_usage, whether the row stays, what the row is). Times are
+# offsets in seconds from the cutoff `now - max_unused_days * 86 400`; "ancient" is 60 days
+# before now.
+BOUND_ROWS: dict[str, tuple[int | str, int | None, bool, str]] = {
+    "source-one-second-inside": (1, None, True, "never used, source time one second after the "
+                                 "cutoff"),
+    "source-at-cutoff": (0, None, True, "never used, source time exactly at the cutoff"),
+    "source-one-second-past": (-1, None, False, "never used, source time one second before the "
+                               "cutoff"),
+    "last-use-at-cutoff": ("ancient", 0, True, "60 days old, last used exactly at the cutoff"),
+    "last-use-one-second-past": ("ancient", -1, False, "60 days old, last used one second "
+                                 "before the cutoff"),
+}
+
+
+@check("p1.ret.bound", title="a row is pruned only when its last use (else its source time) is "
+       "before the cutoff, to the second", rules="RET-01", level="SHOULD", area="phase1",
+       needs=("clock.inject",))
+@pytest.mark.parametrize(("days", "advance_s"), [(5, 0), (5, 0.999), (0, 0)],
+                         ids=["five-days", "five-days-now-at-999ms", "zero-days"])
+def test_bound(home: CodexHome, run_startup: StartupRunner, clock: HarnessClock, days: int,
+               advance_s: float) -> None:
+    configure(home, {"max_unused_days": days})
+    home.ensure_state_db()
+    cutoff = clock.now - days * DAY_S
+    for name, (source, used, _, _) in BOUND_ROWS.items():
+        home.add_stage1_output(
+            name, raw_memory="r", rollout_summary="s",
+            source_updated_at=clock.now - 60 * DAY_S if source == "ancient"
+            else cutoff + int(source), last_usage=None if used is None else cutoff + used,
+            usage_count=None if used is None else 1)
+    if advance_s:
+        clock.advance(advance_s)  # now_ms = E + 999: now (rounded down) is the same second
+    run_startup(home)
+    left = rows(home)
+    for name, (_, _, kept, what) in BOUND_ROWS.items():
+        if kept:
+            assert name in left, f"the row {what} (max_unused_days = {days}) was pruned: only " \
+                "rows before the cutoff are stale"
+        else:
+            assert name not in left, f"the row {what} (max_unused_days = {days}) was not pruned"
+
+
+@check("p1.ret.last-use-decides", title="a row's last use, when set, decides its age even when "
+       "its source time is recent", rules="RET-01", level="MUST", area="phase1")
+def test_last_use_decides(home: CodexHome, run_startup: StartupRunner) -> None:
+    configure(home)
+    home.ensure_state_db()
+    now = home.now_ms // 1000
+    home.add_stage1_output("fresh-source-stale-use", raw_memory="r", rollout_summary="s",
+                           source_updated_at=now - DAY_S, last_usage=now - 60 * DAY_S,
+                           usage_count=2)
+    home.add_stage1_output("fresh", raw_memory="r", rollout_summary="s",
+                           source_updated_at=now - DAY_S)
+    run_startup(home)
+    assert "fresh" in rows(home), "a row extracted yesterday and never used was pruned"
+    assert "fresh-source-stale-use" not in rows(home), \
+        "a row last used 60 days ago was kept because its source time is recent: " \
+        "COALESCE(last_usage, source_updated_at) is the age that counts"

@@ -9,11 +9,13 @@ import pytest
 from memconform.checks.stage1 import (
     MINUTE_MS,
     VALID_OUTPUT,
+    ago_at_ms,
     configure,
     extracted_once,
     job,
     requests_for,
 )
+from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome, Thread
 from memconform.mockmodel import MockModel, json_output
@@ -21,13 +23,16 @@ from memconform.registry import check
 from memconform.resources import fixture_json
 
 CASES = fixture_json("phase1", "selection.json")["cases"]
-THREAD_KEYS = ("source", "archived", "preview", "memory_mode", "history_mode")
+THREAD_KEYS = ("source", "archived", "preview", "memory_mode", "history_mode", "thread_id")
 CONTROL = "the control thread (plainly eligible, in the same home)"
 CONTROL_AGE_MS = 150 * MINUTE_MS
 
 
 def seed(home: CodexHome, spec: dict[str, Any]) -> Thread:
-    thread = home.add_thread(updated_ago_ms=spec.get("age_min", 120) * MINUTE_MS,
+    ago_ms = spec.get("age_min", 120) * MINUTE_MS
+    if "ms_of_second" in spec:
+        ago_ms = ago_at_ms(home.now_ms, ago_ms, spec["ms_of_second"])
+    thread = home.add_thread(updated_ago_ms=ago_ms,
                              user_text=f"Thread {spec['label']}: remember the teal colour.",
                              **{k: spec[k] for k in THREAD_KEYS if k in spec})
     seconds = thread.updated_at_ms // 1000
@@ -101,15 +106,40 @@ def test_scan_limit(home: CodexHome, model: MockModel, run_startup: StartupRunne
                        "(control: a second startup after one up-to-date thread was removed)")
 
 
-BOUNDS = {
-    "idle-exactly-one-hour": (60 * MINUTE_MS, True, "the thread idle exactly "
+HOUR_MS = 60 * MINUTE_MS
+TEN_DAYS_MS = 10 * 24 * HOUR_MS
+# name: (thread age when the home is built, clock advance in seconds before the startup,
+#        extracted, what is wrong when the check fails). With an advance the request's now_ms
+# carries milliseconds (E + 999 or E + 1): the window is computed from now_ms itself, so a
+# port that takes "now" in whole seconds (floored, rounded or rounded up) misses a bound.
+BOUNDS: dict[str, tuple[int, float, bool, str]] = {
+    "idle-exactly-one-hour": (HOUR_MS, 0, True, "the thread idle exactly "
                               "min_rollout_idle_hours (1 h) was not extracted"),
-    "idle-one-ms-short": (60 * MINUTE_MS - 1, False, "the thread idle one millisecond less "
+    "idle-one-ms-short": (HOUR_MS - 1, 0, False, "the thread idle one millisecond less "
                           "than min_rollout_idle_hours (1 h) was extracted"),
-    "age-exactly-ten-days": (10 * 24 * 60 * MINUTE_MS, True, "the thread exactly "
+    "age-exactly-ten-days": (TEN_DAYS_MS, 0, True, "the thread exactly "
                              "max_rollout_age_days (10 days) old was not extracted"),
-    "age-one-ms-over": (10 * 24 * 60 * MINUTE_MS + 1, False, "the thread one millisecond "
+    "age-one-ms-over": (TEN_DAYS_MS + 1, 0, False, "the thread one millisecond "
                         "older than max_rollout_age_days (10 days) was extracted"),
+    "idle-exactly-one-hour-now-at-999ms": (
+        HOUR_MS - 999, 0.999, True, "with now_ms at .999 s the thread idle exactly 1 h was not "
+        "extracted: the idle bound was not computed from now in milliseconds"),
+    "idle-one-ms-short-now-at-999ms": (
+        HOUR_MS - 1000, 0.999, False, "with now_ms at .999 s the thread idle one millisecond "
+        "less than 1 h was extracted: now was rounded up to the next second"),
+    "idle-exactly-one-hour-now-at-1ms": (
+        HOUR_MS - 1, 0.001, True, "with now_ms at .001 s the thread idle exactly 1 h was not "
+        "extracted: the idle bound was not computed from now in milliseconds"),
+    "age-exactly-ten-days-now-at-999ms": (
+        TEN_DAYS_MS - 999, 0.999, True, "with now_ms at .999 s the thread exactly 10 days old "
+        "was not extracted: now was rounded up to the next second"),
+    "age-one-ms-over-now-at-999ms": (
+        TEN_DAYS_MS - 998, 0.999, False, "with now_ms at .999 s the thread one millisecond "
+        "older than 10 days was extracted: the age bound was not computed from now in "
+        "milliseconds"),
+    "age-exactly-ten-days-now-at-1ms": (
+        TEN_DAYS_MS - 1, 0.001, True, "with now_ms at .001 s the thread exactly 10 days old "
+        "was not extracted: now was rounded up to the next second"),
 }
 
 
@@ -117,12 +147,14 @@ BOUNDS = {
        "millisecond", rules="P1-CAND-02", level="SHOULD", area="phase1", needs=("clock.inject",))
 @pytest.mark.parametrize("bound", sorted(BOUNDS))
 def test_window_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-                       bound: str) -> None:
+                       clock: HarnessClock, bound: str) -> None:
     configure(home)
-    age_ms, extracted, wrong = BOUNDS[bound]
+    age_ms, advance_s, extracted, wrong = BOUNDS[bound]
     thread = home.add_thread(updated_ago_ms=age_ms)
     control = None if extracted else home.add_thread(updated_ago_ms=CONTROL_AGE_MS)
     model.on("stage1", json_output(VALID_OUTPUT))
+    if advance_s:
+        clock.advance(advance_s)
     run_startup(home)
     assert bool(requests_for(model, thread.id)) is extracted, wrong
     if control is not None:

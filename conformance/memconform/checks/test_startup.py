@@ -6,21 +6,32 @@ from typing import Any
 
 import pytest
 
-from memconform.checks.stage1 import VALID_OUTPUT, configure, extracted_once
+from memconform.checks import consolidation
+from memconform.checks.stage1 import VALID_OUTPUT, configure, extracted_once, job, output
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome, Thread
 from memconform.mockmodel import MockModel, json_output
 from memconform.registry import check
-from memconform.verdicts import produced
+from memconform.verdicts import fail, produced
 
 PIPELINE_KINDS = ("stage1", "consolidation")
 USER_NOTES = "# My own instructions\n\nKeep this file exactly as I wrote it.\n"
 ELIGIBLE_AGO_MS = 8 * 3_600_000  # past the default 6-hour idle threshold, within 10 days
+DAY_S = 86_400
+STALE_ID = "stale-unselected-output"
+# a plan-usage answer in the backend's shape, well within any threshold
+USAGE_WITHIN = {"plan_type": "plus", "rate_limit": {
+    "allowed": True, "limit_reached": False,
+    "primary_window": {"used_percent": 10, "limit_window_seconds": 18000,
+                       "reset_after_seconds": 3600, "reset_at": 1_780_318_800},
+    "secondary_window": {"used_percent": 10, "limit_window_seconds": 604800,
+                         "reset_after_seconds": 86400, "reset_at": 1_780_401_600}}}
 
 
 def _assert_nothing_ran(home: CodexHome, model: MockModel, guard: str) -> None:
     kinds = [r.kind for r in model.requests if r.kind in PIPELINE_KINDS]
     assert kinds == [], f"{guard}, yet the pipeline sent model requests (their kinds)"
+    assert model.of_kind("usage") == [], f"{guard}, yet the plan usage was asked for"
     assert not home.memory_root.exists(), f"{guard}, yet the memory root was created"
     rows = [(r["kind"], r["status"]) for r in home.query(
         home.memories_db, "SELECT kind, status FROM jobs ORDER BY kind, job_key")]
@@ -77,6 +88,73 @@ def test_subagent(home: CodexHome, model: MockModel, run_startup: StartupRunner)
                          "a second startup on the same home from a root session")
 
 
+def _stale_output(home: CodexHome) -> list[dict[str, Any]]:
+    """A memories database from an earlier run holding one unselected output unused for 60
+    days, which any startup that reaches pruning deletes (RET-01, 30 days by default); the
+    table's rows as seeded."""
+    home.add_stage1_output(STALE_ID, raw_memory="- a memory nobody used for sixty days",
+                           rollout_summary="Stale.",
+                           source_updated_at=home.now_ms // 1000 - 60 * DAY_S)
+    return _outputs(home)
+
+
+def _outputs(home: CodexHome) -> list[dict[str, Any]]:
+    return home.query(home.memories_db, "SELECT * FROM stage1_outputs ORDER BY thread_id")
+
+
+EARLY_EXITS: dict[str, tuple[bool | None, bool, str]] = {
+    # name: ([features] memories, ephemeral session, the guard in words)
+    "ephemeral": (True, True, "in an ephemeral session"),
+    "feature-absent": (None, False, "with [features] memories absent"),
+    "feature-false": (False, False, "with [features] memories = false"),
+}
+
+
+@check("startup.guard.prunes-nothing", title="a startup that does not run prunes nothing",
+       rules=("START-01", "START-03", "RET-01"), level="MUST", area="startup")
+@pytest.mark.parametrize("case", sorted(EARLY_EXITS))
+def test_prunes_nothing(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                        case: str) -> None:
+    feature, ephemeral, guard = EARLY_EXITS[case]
+    thread = _eligible_home(home)
+    before = _stale_output(home)
+    home.write_config(feature=feature)
+    run_startup(home, ephemeral=ephemeral)
+    _assert_nothing_ran(home, model, guard)
+    if _outputs(home) != before:
+        fail(f"{guard}, yet the stage1_outputs rows changed: the 60-day-old unselected output "
+             "must survive a startup that does not run",
+             expected=[STALE_ID], actual=[r["thread_id"] for r in _outputs(home)])
+    _assert_control_runs(home, model, run_startup, thread, "a second startup on the same home "
+                         "without the guard")
+    assert output(home, STALE_ID) is None, ("control: a startup without the guard did not "
+                                            "prune the 60-day-old unselected output either")
+
+
+@check("startup.guard.no-usage-request", title="a startup that does not run does not ask "
+       "for plan usage", rules=("START-01", "GUARD-01"), level="SHOULD", area="startup",
+       needs=("auth.chatgpt",))
+@pytest.mark.parametrize("case", sorted(EARLY_EXITS))
+def test_no_usage_request(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                          case: str) -> None:
+    feature, ephemeral, guard = EARLY_EXITS[case]
+    thread = _eligible_home(home)
+    home.write_chatgpt_login()
+    model.set_usage(USAGE_WITHIN)
+    home.write_config(feature=feature, top={"chatgpt_base_url": model.backend_url})
+    run_startup(home, ephemeral=ephemeral)
+    _assert_nothing_ran(home, model, f"{guard} with a ChatGPT login")
+    configure(home, top={"chatgpt_base_url": model.backend_url})
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    fetched = len(model.of_kind("usage"))
+    assert fetched == 1, ("control: a startup without the guard did not ask for plan usage "
+                          "either" if fetched == 0 else "control: a startup without the guard "
+                          "asked for plan usage more than once")
+    extracted_once(model, thread.id, "the eligible thread (control: a startup without the "
+                   "guard)")
+
+
 @check("startup.guard.no-state-db", title="a home without a state database runs no pipeline",
        rules="START-02", level="SHOULD", area="startup", needs=("startup.without-state-db",))
 def test_no_state_db(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
@@ -105,6 +183,35 @@ def test_root_generate_off(home: CodexHome, run_startup: StartupRunner) -> None:
     run_startup(home)
     assert home.memory_root.is_dir(), \
         "with generate_memories = false the startup did not create the memory root"
+
+
+@check("startup.generate-off.pipeline-runs", title="generate_memories = false still runs "
+       "Phase 1 on existing enabled threads and Phase 2", rules=("START-01", "START-03"),
+       level="MUST", area="startup")
+def test_generate_off_runs(home: CodexHome, model: MockModel,
+                           run_startup: StartupRunner) -> None:
+    # the consolidation job is free to claim (no row), idle threshold 1 h
+    consolidation.configure(home, {"generate_memories": False})
+    thread = _eligible_home(home)
+    model.on("stage1", json_output(VALID_OUTPUT))
+    consolidation.agent_finishes(model)
+    run_startup(home)
+    extracted_once(model, thread.id, "with generate_memories = false, the existing enabled "
+                   "thread")
+    row = job(home, thread.id)
+    assert row is not None and row["status"] == "done", \
+        "with generate_memories = false the thread's stage-1 job did not end done"
+    assert output(home, thread.id) is not None, \
+        "with generate_memories = false the extraction's answer was not stored"
+    glob = consolidation.global_job(home)
+    if glob is None or consolidation.consolidations(model) == 0:
+        fail("with generate_memories = false Phase 2 did not run: no consolidation agent was "
+             "started or no memory_consolidate_global row was written",
+             expected="a consolidation run",
+             actual=f"{consolidation.consolidations(model)} agent conversations, "
+                    f"row {'present' if glob else 'absent'}")
+    assert glob["status"] == "done", \
+        "with generate_memories = false the consolidation job did not end done"
 
 
 @check("startup.ext.seeded", title="the ad-hoc extension instructions are seeded",

@@ -1,0 +1,33 @@
+"""An ephemeral or feature-off startup prunes stale stage-1 outputs before it gives up."""
+
+from pathlib import Path
+
+from memconform.mutants import Mutant, patch
+from memref import adapter, startup, store
+from memref.config import load_config
+from memref.retention import prune_stage1_outputs
+from memref.runtime import Runtime
+
+MUTANT = Mutant("m172-exit-after-pruning", __doc__ or "",
+                ("startup.guard.prunes-nothing[ephemeral]",
+                 "startup.guard.prunes-nothing[feature-absent]",
+                 "startup.guard.prunes-nothing[feature-false]"))
+_original = startup.run_startup
+
+
+def run_startup(home: Path, session: startup.Session, rt: Runtime) -> startup.StartupResult:
+    config = load_config(home)
+    if startup.guard(config, session, home) is not None and (home / store.MEMORIES_DB).is_file():
+        # the bug: retention is housekeeping done before the early-exit guards
+        memories = store.open_memories_db(home)
+        try:
+            prune_stage1_outputs(memories, max_unused_days=config.memories.max_unused_days,
+                                 now=rt.now)
+        finally:
+            memories.close()
+    return _original(home, session, rt)
+
+
+def factory() -> adapter.ReferenceAdapter:
+    patch(adapter, "run_startup", run_startup)
+    return adapter.ReferenceAdapter()
