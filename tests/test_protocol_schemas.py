@@ -28,7 +28,8 @@ PARSE_REFUSED = {
     "args-blank-arguments-still-need-required-fields", "args-not-json-refused",
     "args-not-an-object-refused", "args-string-for-a-number-refused",
     "args-negative-number-refused", "args-fraction-refused", "args-number-for-a-string-refused",
-    "args-string-for-a-boolean-refused"}
+    "args-string-for-a-boolean-refused", "args-integral-float-count-refused",
+    "args-count-over-u64-refused"}
 # The binary reads a JSON array of one element per field positionally; the contract does not.
 POSITIONAL = {"probe-positional-array-read", "probe-positional-array-list"}
 NOT_OFFERED = {"probe-tool-not-offered", "probe-unknown-tool-name"}

@@ -271,7 +271,10 @@ def _rollout_citation(home: Path, thread_id: str | None) -> dict[str, Any] | Non
     if thread_id is None:
         return None
     for path in (home / "sessions").rglob(f"rollout-*{thread_id}.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        # JSON lines end at LF only: U+2028, U+2029 and U+0085 appear unescaped in records
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
             entry = json.loads(line)
             payload = entry.get("payload") or {}
             cited = payload.get("memory_citation")

@@ -159,7 +159,8 @@ def _once(command: list[str], cwd: Path, env: dict[str, str], front: Front, home
                 proc.wait()
         out.seek(0)
         err.seek(0)
-        events = [json.loads(line) for line in out.read().decode("utf-8", "replace").splitlines()
+        # JSON lines end at LF only: a message may hold U+2028 or U+0085 unescaped
+        events = [json.loads(line) for line in out.read().decode("utf-8", "replace").split("\n")
                   if line.startswith("{")]
         return Result(proc.returncode, events, err.read().decode("utf-8", "replace"), turn)
 

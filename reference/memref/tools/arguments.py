@@ -11,6 +11,7 @@ from typing import Any
 from memref.tools.errors import ToolError
 
 MODES = ("any", "all_on_same_line", "all_within_lines")
+U64_MAX = 2**64 - 1  # counts are unsigned 64-bit integers
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ def _value(field: Field, value: Any) -> Any:
             raise wrong("a non-negative integer")
         if value < 0:
             raise refuse(f"invalid value: integer `{value}`, expected a non-negative integer "
+                         f"(field `{field.name}`)")
+        if value > U64_MAX:
+            raise refuse(f"invalid number: {value} does not fit an unsigned 64-bit integer "
                          f"(field `{field.name}`)")
     elif field.kind == "strings":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
