@@ -88,6 +88,7 @@ def test_the_page_in_a_browser(runs: tuple[Path, Path], tmp_path: Path) -> None:
     assert row is not None and "open" in row.group(1)
     assert "repro: <code>memconform run --impl" in opened
     shot = out / "report-screenshot.png"
+    assert CHROMIUM is not None
     done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
                            f"--user-data-dir={tmp_path / 'chromium-shot'}",
                            f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
