@@ -111,6 +111,35 @@ def test_raw_memories(home: CodexHome, model: MockModel, run_startup: StartupRun
         "thread in ascending id order with its fields and its trimmed memory"
 
 
+@check("p2.fs.raw-memories-unicode-trim", title="raw_memories.md trims Unicode white space "
+       "around each memory; a memory of only non-ASCII white space is still selected and has "
+       "an empty body", rules=("FS-02", "P2-SEL-01"), level="MUST", area="phase2")
+def test_raw_memories_unicode_trim(home: CodexHome, model: MockModel,
+                                   run_startup: StartupRunner) -> None:
+    configure(home)
+    # eligible: NBSP, U+3000 and U+2028 are not in P2-SEL-01's ASCII set; FS-02 then strips
+    # them all, leaving an empty body
+    seed_memory(home, thread_id=FIRST, age_s=5 * 3600, slug=None,
+                raw="\u00a0\u3000\u2028", summary=" ")
+    seed_memory(home, thread_id=SECOND, age_s=3 * 3600, slug="deploy_notes",
+                raw="\u3000\u00a0- Deploys use make.\u2028\u00a0\n")
+    run_to_success(home, model, run_startup)
+    expected = RAW_HEADER
+    for thread_id, name, body in ((FIRST, stem("v7-no-slug"), ""),
+                                  (SECOND, stem("other-v7-id"), "- Deploys use make.")):
+        row = facts(home, thread_id)
+        expected += (f"## Thread `{thread_id}`\nupdated_at: {rfc3339(row['source_updated_at'])}\n"
+                     f"cwd: {row['cwd']}\nrollout_path: {row['rollout_path']}\n"
+                     f"rollout_summary_file: {name}.md\n\n{body}\n\n")
+    got = raw_text(home)
+    if f"## Thread `{FIRST}`" not in got:
+        fail(f"{RAW} has no section for the memory whose raw text is only NBSP, U+3000 and "
+             "U+2028: it was treated as blank, but only ASCII white space makes a payload blank")
+    assert got == expected, f"{RAW} does not strip leading and trailing Unicode white space " \
+        "(NBSP, U+3000, U+2028) from each raw memory, leaving the all-white-space one with an " \
+        "empty body"
+
+
 @check("p2.fs.raw-memories-empty", title="with nothing selected raw_memories.md is exactly the "
        "placeholder", rules="FS-02", level="MUST", area="phase2")
 def test_raw_memories_empty(home: CodexHome, model: MockModel,

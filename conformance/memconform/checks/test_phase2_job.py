@@ -48,7 +48,31 @@ CLAIMS = {
                                   "worker_id": "w", "lease_until": "now-1",
                                   "input_watermark": 300}, "claimed", 300,
                                  "on a job whose running lease has expired"),
+    # the bounds, to the second: "finished_at > now - 21600" is the cooldown, so a success
+    # exactly six hours ago no longer holds the job; `retry_at > now` is the backoff and a
+    # live lease is `lease_until > now` (P1-JOB-02), so both end at now itself
+    "cooldown-ends-at-six-hours": ({"status": "done", "finished_at": "now-21600",
+                                    "input_watermark": 7}, "claimed", 7,
+                                   "on a job that succeeded exactly six hours (21 600 s) ago"),
+    "cooldown-one-second-short": ({"status": "done", "finished_at": "now-21599",
+                                   "input_watermark": 7}, "skipped_cooldown", 0,
+                                  "on a job that succeeded 21 599 s ago"),
+    "cooldown-one-second-short-at-999-ms": ({"status": "done", "finished_at": "now-21599",
+                                             "input_watermark": 7}, "skipped_cooldown", 0,
+                                            "at 999 ms past a whole second, on a job that "
+                                            "succeeded 21 599 s before that second (now is "
+                                            "rounded down, not to the nearest second)"),
+    "retry-at-now-claims": ({"status": "error", "retry_at": "now", "finished_at": "now-3600",
+                             "last_error": "failed_agent", "input_watermark": 7}, "claimed", 7,
+                            "on a failed job whose retry_at is exactly now"),
+    "lease-until-now-claims": ({"status": "running", "ownership_token": "other",
+                                "worker_id": "w", "lease_until": "now", "input_watermark": 7},
+                               "claimed", 7,
+                               "on a running job whose lease_until is exactly now"),
 }
+# cases whose claim is sent this many seconds after the whole second the seeded row is
+# relative to (the clock's `now` stays that second: Store rounds now_ms down)
+ADVANCE_S = {"cooldown-one-second-short-at-999-ms": 0.999}
 VERDICT = {"claimed": "did not claim the job",
            "skipped_retry_unavailable": "did not skip it for the retry backoff",
            "skipped_running": "did not skip it for the live lease",
@@ -101,6 +125,8 @@ def global_row(home: CodexHome) -> dict[str, Any]:
 def test_claim(impl: Adapter, home: CodexHome, clock: HarnessClock, case: str) -> None:
     seeded, outcome, watermark, situation = CLAIMS[case]
     home.ensure_memories_db()
+    if case in ADVANCE_S:
+        clock.advance(ADVANCE_S[case])
     if seeded is not None:
         columns = {"retry_remaining": 3, **{k: resolve(v, clock.now) for k, v in seeded.items()}}
         home.add_job(GLOBAL, "global", **columns)

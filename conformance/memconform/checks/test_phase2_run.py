@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memconform.checks.consolidation import (
+    DIFF_FILE,
     DONE,
     RAW,
     SUMMARIES,
@@ -26,7 +27,7 @@ from memconform.checks.consolidation import (
     seed_memory,
     status,
 )
-from memconform.checks.stage1 import VALID_OUTPUT, assert_now
+from memconform.checks.stage1 import VALID_OUTPUT, assert_now, requests_for
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
@@ -127,26 +128,53 @@ OVER: dict[str, tuple[str, dict[str, int]]] = {
 }
 
 
+LEFTOVER_DIFF = "# Memory Workspace Diff\n\nLeft over by an earlier, interrupted run.\n"
+OLD_SUMMARY = "thread_id: old\n\nA summary an earlier run wrote.\n"
+AD_HOC = "extensions/ad_hoc/instructions.md"
+
+
 @check("p2.run.skipped", title="a job in cooldown, backoff or under a live lease is left "
-       "alone: no files, no request, no row change", rules=("P2-RUN-01", "P2-JOB-01"),
-       level="MUST", area="phase2")
+       "alone (no root file touched, no .git, no agent, its row unchanged) while Phase 1 "
+       "still runs",
+       rules=("P2-RUN-01", "P2-JOB-01", "P2-RUN-07", "START-03"), level="MUST", area="phase2")
 @pytest.mark.parametrize("case", sorted(SKIPS))
 def test_skipped(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                  clock: HarnessClock, case: str) -> None:
     configure(home)
     seed_memory(home)
+    # an eligible thread not yet extracted; its extraction fails, so Phase 1 runs (a stage-1
+    # request) without storing an output that would re-arm the consolidation job (P1-JOB-04)
+    fresh = home.add_thread(updated_ago_ms=2 * HOUR_S * 1000)
+    model.on("stage1", http_error(500))
+    # what an earlier run left in the root, which only a claimed run may touch (GIT-01, FS-05)
+    root = home.memory_root
+    (root / SUMMARIES).mkdir(parents=True)
+    (root / DIFF_FILE).write_text(LEFTOVER_DIFF, encoding="utf-8")
+    (root / SUMMARIES / "old.md").write_text(OLD_SUMMARY, encoding="utf-8")
     times = ("finished_at", "retry_at", "lease_until", "started_at")
     home.add_job(GLOBAL, "global", input_watermark=1, last_success_watermark=0,
                  **{k: clock.now + v if k in times else v for k, v in SKIPS[case].items()})
-    before = home.query(home.memories_db, "SELECT * FROM jobs")
+    before = global_job(home)
     agent_finishes(model)
     run_startup(home)
     what, over = OVER[case]
     assert consolidations(model) == 0, f"an agent ran during {what}"
-    assert not (home.memory_root / RAW).exists(), \
+    assert not (root / RAW).exists(), \
         f"the inputs were written during {what}, without a claim"
-    assert home.query(home.memories_db, "SELECT * FROM jobs") == before, \
-        f"the job rows changed during {what}"
+    assert global_job(home) == before, f"the consolidation job row changed during {what}"
+    assert requests_for(model, fresh.id), f"Phase 1 did not run in the startup skipped for " \
+        f"{what}: no stage-1 request names the eligible thread"
+    assert (root / AD_HOC).is_file(), f"the startup skipped for {what} did not seed {AD_HOC}"
+    assert not (root / ".git").exists(), \
+        f"the startup skipped for {what} created .git in the memory root without a claim"
+    assert (root / DIFF_FILE).is_file() and \
+        (root / DIFF_FILE).read_text(encoding="utf-8") == LEFTOVER_DIFF, \
+        f"the startup skipped for {what} removed or changed the leftover {DIFF_FILE}, which " \
+        "only a claimed run's prepare step removes"
+    assert (root / SUMMARIES / "old.md").is_file() and \
+        (root / SUMMARIES / "old.md").read_text(encoding="utf-8") == OLD_SUMMARY, \
+        f"the startup skipped for {what} removed or changed {SUMMARIES}/old.md, which only a " \
+        "claimed run's sync removes"
     # control: once it is over, the next startup does consolidate
     sets = ", ".join(f"{column} = ?" for column in over)
     home.execute(home.memories_db, f"UPDATE jobs SET {sets} WHERE kind = ?",

@@ -4,7 +4,9 @@ consolidation agent reads first (captured when the agent's first request arrives
 from __future__ import annotations
 
 import re
+import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -479,6 +481,24 @@ def test_sorted(home: CodexHome, model: MockModel, run_startup: StartupRunner) -
     assert paths[-1] == "skills/demo/SKILL.md", "an added file was not placed by its path"
 
 
+@check("p2.diff.sorted-bytes", title="the status list is sorted by the bytes of the whole "
+       "path, not folder by folder or by letter", rules="GIT-03", level="MUST", area="phase2")
+def test_sorted_bytes(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home)
+    _succeed_once(home, model, run_startup)
+    root = home.memory_root
+    # '-' (0x2D) sorts before '/' (0x2F), so a-x.md precedes the folder a/; 'é' (C3 A9) sorts
+    # after 'z' (0x7A)
+    for name in ("é.md", "z.md", "a/b.md", "a-x.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"{name}\n", encoding="utf-8")
+    lines = _diff_status(_captured_run(home, model, run_startup).text)
+    assert lines == ["- A a-x.md", "- A a/b.md", "- A z.md", "- A é.md"], \
+        "the diff file's status list does not give the four added files in the byte order " \
+        "of their whole paths (a-x.md, a/b.md, z.md, é.md)"
+
+
 @check("p2.diff.snapshot", title="the diff file of a forgetting run (snapshot of its status "
        "list and changed lines)", rules=("DIFF-01", "GIT-03"), level="MUST", area="phase2")
 def test_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner,
@@ -518,6 +538,111 @@ def test_bounded(home: CodexHome, model: MockModel, run_startup: StartupRunner) 
     assert _diff_status(text) == [f"- A {RAW}", f"- A {SUMMARIES}/{stem_of(home, thread)}"], \
         "the cut diff file's status list does not list both added inputs"
     assert "\ufffd" not in text, "the cut split a UTF-8 character"
+
+
+DIFF_LIMIT = 4 * 1024 * 1024
+CUT_MARKER = f"\n[workspace diff truncated at {DIFF_LIMIT} bytes]\n".encode()
+EURO = "€".encode()  # three bytes: E2 82 AC
+FENCE = b"\n```diff\n"
+
+
+def _fenced_diff(raw: bytes) -> bytes:
+    """The bytes between the diff file's opening ```diff line and its closing fence."""
+    start = raw.find(FENCE)
+    if start < 0:
+        fail(f"{DIFF_FILE} has no ```diff fence")
+    if not raw.endswith(b"\n```\n"):
+        fail(f"{DIFF_FILE} does not end with its closing fence")
+    return raw[start + len(FENCE):-len(b"```\n")]
+
+
+def _captured_bytes(capture: _Diff) -> bytes:
+    """The captured diff file's bytes (`text` fails when there was none or it is not UTF-8,
+    so a cut through a character is a fail)."""
+    return capture.text.encode("utf-8")
+
+
+SMALL = "- " + "€" * 10  # the calibration memory: one short line
+
+
+def _calibrated(home: CodexHome, model: MockModel, run_startup: StartupRunner
+                ) -> tuple[str, bytes]:
+    """A first consolidation of a one-line memory: its thread and its (uncut) unified diff,
+    which the next run repeats with only that line grown."""
+    configure(home)
+    thread = seed_memory(home, raw=SMALL)
+    body = _fenced_diff(_captured_bytes(_captured_run(home, model, run_startup)))
+    if CUT_MARKER in body or body.count(f"\n+{SMALL}\n".encode()) != 1:
+        fail("the calibration diff (a one-line memory of 32 bytes) is not an uncut diff "
+             "showing the memory's line once")
+    _assert_done(home, "the calibration consolidation")
+    return thread, body
+
+
+def _grown(home: CodexHome, model: MockModel, run_startup: StartupRunner, thread: str,
+           raw: str) -> bytes:
+    """The unified diff of a fresh root (same files and headers) whose memory is `raw`."""
+    shutil.rmtree(home.memory_root)
+    expire_cooldown(home)
+    model.reset()
+    home.update_stage1_output(thread, raw_memory=raw)
+    return _fenced_diff(_captured_bytes(_captured_run(home, model, run_startup)))
+
+
+def _exactly_the_bound(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    thread, small = _calibrated(home, model, run_startup)
+    grow = DIFF_LIMIT - len(small)
+    big = SMALL + "€" * (grow // len(EURO)) + "a" * (grow % len(EURO))
+    body = _grown(home, model, run_startup, thread, big)
+    if CUT_MARKER in body:
+        fail(f"a unified diff of exactly {DIFF_LIMIT} bytes was cut (only a diff over it is)")
+    if len(body) != DIFF_LIMIT or body.count(f"\n+{big}\n".encode()) != 1:
+        fail(f"the diff of the memory grown by {grow} bytes is not the calibration diff with "
+             "that line grown, uncut", expected=DIFF_LIMIT, actual=len(body))
+
+
+def _cut_into_a_character(into: int) -> Callable[[CodexHome, MockModel, StartupRunner], None]:
+    """The bound falls `into` bytes inside a three-byte character of a 4.2 MB line."""
+
+    def run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+        thread, small = _calibrated(home, model, run_startup)
+        start = small.find(EURO)  # where the memory's characters start in the diff
+        pad = (DIFF_LIMIT - start - into) % len(EURO)  # ASCII that moves them into place
+        body = _grown(home, model, run_startup, thread, "- " + "a" * pad + "€" * 1_400_000)
+        if not body.endswith(CUT_MARKER):
+            fail("the diff of a 4.2 MB memory was not cut with the truncation marker right "
+                 "before the closing fence")
+        kept = body[:-len(CUT_MARKER)]
+        if not kept.endswith(b"\n"):
+            fail("the cut diff is not ended with a newline before the marker")
+        cut = kept[:-1]
+        first = start + pad
+        if cut[:first].count(EURO) or not cut[:first].endswith(b"\n+- " + b"a" * pad):
+            fail("the cut diff does not keep the start of the memory's added line "
+                 "('+- ' and its ASCII padding) where the calibration diff had it")
+        # the longest prefix within the bound ending on a character boundary: `into` bytes
+        # short of it
+        want = DIFF_LIMIT - into
+        if len(cut) != want or cut[first:] != EURO * ((len(cut) - first) // len(EURO)):
+            fail(f"the diff was not cut at the last UTF-8 character boundary within "
+                 f"{DIFF_LIMIT} bytes (the bytes kept before the added newline)",
+                 expected=want, actual=len(cut))
+
+    return run
+
+
+BOUNDED = {"exactly-the-bound": _exactly_the_bound,
+           "cut-one-byte-into-a-character": _cut_into_a_character(1),
+           "cut-two-bytes-into-a-character": _cut_into_a_character(2)}
+
+
+@check("p2.diff.bounded-exact", title="a diff over 4 MiB keeps the longest whole-character "
+       "prefix within 4 194 304 bytes; a diff of exactly that size is not cut",
+       rules="DIFF-02", level="SHOULD", area="phase2")
+@pytest.mark.parametrize("case", sorted(BOUNDED))
+def test_bounded_exact(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                       case: str) -> None:
+    BOUNDED[case](home, model, run_startup)
 
 
 @check("p2.diff.stale-file-removed", title="a leftover diff file is removed before the "
