@@ -1,7 +1,8 @@
 """Load a Codex home's `config.toml` the way Codex 0.144.6 does for the memories feature.
 
-Rules: CFG-01 (keys and defaults), CFG-02 (clamps, negatives included), CFG-03 (alias and
-unknown keys), CFG-04 (a value of the wrong type is an error naming the key).
+Rules: CFG-01 (keys and defaults), CFG-02 (clamps; negatives clamped for the signed keys,
+refused for the two unsigned ones), CFG-03 (alias and unknown keys), CFG-04 (a value of the
+wrong type, or an integer outside the signed 64-bit range, is an error naming the key).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ INT_KEYS: dict[str, tuple[int, int, int]] = {
     "max_unused_days": (30, 0, 365),
     "min_rate_limit_remaining_percent": (25, 0, 100),
 }
+UNSIGNED_KEYS = frozenset({"max_rollouts_per_startup", "max_raw_memories_for_consolidation"})
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 STR_KEYS = ("extract_model", "consolidation_model")
 ALIASES = {"no_memories_if_mcp_or_web_search": "disable_on_external_context"}
 MEMORIES_KEYS = frozenset([*BOOL_KEYS, *INT_KEYS, *STR_KEYS])
@@ -132,6 +135,8 @@ def _opt_int(data: dict[str, Any], key: str, source: str) -> int | None:
     value = data.get(key)
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
+    if value is not None and not I64_MIN <= value <= I64_MAX:
+        raise ConfigError(f"{source}: {key}: {value} is outside the signed 64-bit range")
     return value
 
 
@@ -171,6 +176,10 @@ def _memories(table: dict[str, Any], source: str) -> MemoriesConfig:
         elif key in INT_KEYS:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"{where} must be an integer, got {value!r}")
+            if not I64_MIN <= value <= I64_MAX:
+                raise ConfigError(f"{where}: {value} is outside the signed 64-bit range")
+            if key in UNSIGNED_KEYS and value < 0:
+                raise ConfigError(f"{where} must not be negative, got {value}")
             _, low, high = INT_KEYS[key]
             values[key] = min(max(value, low), high)
         else:

@@ -67,8 +67,9 @@ def test_ignored(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
                  "and retired keys must be ignored)")
 
 
-@check("config.rejected", title="a value of the wrong type is refused with a message naming "
-       "the key", rules="CFG-04", level="SHOULD", area="config", needs=NEEDS)
+@check("config.rejected", title="a value of the wrong type, or one its integer type cannot "
+       "hold, is refused with a message naming the key", rules=("CFG-04", "CFG-02"),
+       level="SHOULD", area="config", needs=NEEDS)
 @_cases("rejected")
 def test_rejected(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
     try:
@@ -76,7 +77,8 @@ def test_rejected(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
     except Rejected as refused:
         assert case["key"] in str(refused), "the refusal message does not name the offending key"
     else:
-        fail(f"`{case['toml']}` (a value of the wrong type) was accepted instead of refused")
+        fail(f"`{case['toml']}` was accepted, but its type cannot hold that value, so the "
+             "configuration must be refused")
 
 
 @check("config.feature.default-off", title="without [features] memories = true the feature "
