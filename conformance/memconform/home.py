@@ -7,6 +7,7 @@ timestamps are relative to the `now_ms` of the check's clock.
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import os
@@ -75,6 +76,13 @@ def uuid7(rng: random.Random, at_ms: int) -> str:
     """A UUID v7 whose time is `at_ms`, its random bits from `rng`."""
     value = (at_ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | rng.getrandbits(12) << 64
     return str(uuid.UUID(int=value | 0b10 << 62 | rng.getrandbits(62)))
+
+
+def _jwt(claims: dict[str, Any]) -> str:
+    """An unsigned JSON Web Token (`alg: none`) carrying `claims`."""
+    def part(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.bWVtY29uZm9ybQ"
 
 
 def thread_row(tid: str, rollout_path: str, cwd: str, created_ms: int, updated_ms: int, *,
@@ -168,12 +176,17 @@ class CodexHome:
         return path
 
     def write_chatgpt_login(self, account_id: str = "acct-memconform") -> Path:
-        """An `auth.json` as a ChatGPT login leaves it (placeholder tokens)."""
+        """An `auth.json` as a ChatGPT login leaves it: well-formed JWTs, unsigned, that never
+        expire, and a last refresh in the future so that no client tries to refresh them."""
+        claims = {"email": "memconform@example.invalid", "exp": 4_102_444_800,
+                  "https://api.openai.com/auth": {"chatgpt_plan_type": "plus",
+                                                  "chatgpt_account_id": account_id,
+                                                  "chatgpt_user_id": "user-memconform"}}
         path = self.path / "auth.json"
         path.write_text(json.dumps({"OPENAI_API_KEY": None, "tokens": {
-            "id_token": "placeholder.id.token", "access_token": "placeholder-access-token",
-            "refresh_token": "placeholder-refresh-token", "account_id": account_id},
-            "last_refresh": "2026-01-01T00:00:00Z"}), encoding="utf-8")
+            "id_token": _jwt(claims), "access_token": _jwt({**claims, "sub": "user-memconform"}),
+            "refresh_token": "memconform-refresh-token", "account_id": account_id},
+            "last_refresh": "2099-01-01T00:00:00Z"}), encoding="utf-8")
         return path
 
     def write_raw_config(self, text: str) -> Path:

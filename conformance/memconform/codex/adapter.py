@@ -11,6 +11,9 @@
   regardless) so that no startup pipeline runs beside the turn.
 - `turn.event`: the thread is resumed with the feature off and the item in its model answer.
 
+`auth.chatgpt`: the harness's ChatGPT login (unsigned JWTs) is one the binary accepts, so it
+asks the mock for plan usage like a real login would.
+
 Time cannot be injected into the binary and pure functions cannot be reached, so those
 capabilities are not declared.
 """
@@ -31,7 +34,7 @@ from memconform.mockmodel import message_item
 
 PROTOCOL_VERSION = 1
 CAPABILITIES = ("startup", "agent.apply_patch", "turn.instructions", "turn.message",
-                "memory.tools", "turn.event")
+                "memory.tools", "turn.event", "auth.chatgpt")
 SUMMARY_BEGINS = "========= MEMORY_SUMMARY BEGINS ========="
 FEATURE_OFF = ["-c", "features.memories=false"]
 CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
