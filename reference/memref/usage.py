@@ -10,8 +10,6 @@ from memref.jobs import immediate
 def record_usage(con: sqlite3.Connection, thread_ids: list[str], now: int) -> int:
     """One use per listed id (duplicates included), all stamped with the same `now`; ids
     without a row are ignored. Returns the number of row updates."""
-    if not thread_ids:
-        return 0
     with immediate(con):
         return sum(con.execute(
             "UPDATE stage1_outputs SET usage_count = COALESCE(usage_count, 0) + 1,"

@@ -34,6 +34,10 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
                       f"{counts[results.SURVIVED] + counts[results.NO_TESTS]} not killed")
 
     outcome = runner.run_mutmut(work, workers=workers, budget_s=budget_s, progress=progress)
+    broken = runner.replay_works(work)
+    if broken is not None:
+        console.print(f"[red]mutation run unusable:[/red] {escape(broken)}")
+        return EXIT_INCOMPLETE
     mutants = results.collect(work)
     if not mutants:
         console.print(f"[red]mutmut produced no results[/red] (exit {outcome.exit_code}); "

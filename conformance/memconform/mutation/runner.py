@@ -9,6 +9,7 @@ if it does not; the mutants it did not reach stay unchecked and are tried first 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -71,3 +72,27 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def replay_works(work: Path) -> str | None:
+    """Whether mutmut's way of re-running checks by node id works here: one recorded check
+    run that way, with no mutant active, must pass. (mutmut counts any crash of a mutant's
+    run, a check id pytest cannot find included, as a kill.) None when it works, else why."""
+    stats = work / "mutants" / "mutmut-stats.json"
+    try:
+        tests = sorted(json.loads(stats.read_text(encoding="utf-8"))["duration_by_test"])
+    except (OSError, ValueError, KeyError):
+        return None  # no check reached any mutant: nothing was re-run by id
+    if not tests:
+        return None
+    config = (work / "pyproject.toml").read_text(encoding="utf-8")
+    extra = json.loads(config.split("pytest_add_cli_args = ", 1)[1].split("\n", 1)[0])
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--rootdir=.", "-q", "-x", tests[0], *extra],
+        cwd=work / "mutants", capture_output=True, text=True, timeout=600,
+        stdin=subprocess.DEVNULL, env={**os.environ, "MUTANT_UNDER_TEST": ""})
+    if done.returncode == 0:
+        return None
+    tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+    return (f"re-running check {tests[0]} by its id exited {done.returncode} without a "
+            f"mutant ({' / '.join(tail)}); mutmut's kills cannot be trusted")

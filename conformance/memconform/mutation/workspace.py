@@ -11,6 +11,7 @@ import filecmp
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import memref
 from memconform import resources
 
 SUITE_STAMP = "suite.sha256"
+CHECKS_COPY = "checks"
 # scope -> modules left out of mutation (globs relative to the work directory)
 SCOPES = {"local": ("src/memref/cloud/*",)}
 # mutmut's exit codes of a killed mutant (a check failed; pytest broke on the mutant)
@@ -36,8 +38,7 @@ class Settings:
 
     def toml(self) -> str:
         """mutmut's `[tool.mutmut]` table for this run."""
-        selection = ["--pyargs", "memconform.checks",
-                     *(arg for area in self.areas for arg in ("--area", area))]
+        selection = [CHECKS_COPY, *(arg for area in self.areas for arg in ("--area", area))]
         lines = [
             "[tool.mutmut]",
             'source_paths = ["src/memref"]',
@@ -48,6 +49,7 @@ class Settings:
             # original memref lies) ahead of mutmut's copy on sys.path
             'pytest_add_cli_args = ["-p", "no:cacheprovider", "--import-mode=importlib", '
             '"--impl", "ref", "--snapshot-warn-unused"]',
+            f'also_copy = ["{CHECKS_COPY}"]',
             "use_git_change_detection = false",
             'on_dependency_change = "ignore"',
         ]
@@ -58,18 +60,20 @@ def source_dir() -> Path:
     return Path(memref.__file__).resolve().parent
 
 
+def checks_dir() -> Path:
+    return Path(__file__).resolve().parents[1] / "checks"
+
+
 def _files(root: Path) -> dict[str, Path]:
     return {p.relative_to(root).as_posix(): p for p in root.rglob("*")
             if p.is_file() and "__pycache__" not in p.parts}
 
 
-def sync(work: Path, settings: Settings) -> list[str]:
-    """Bring `work/src/memref` in line with the installed package; the relative paths of the
-    files that changed. A changed file gets a fresh modification time, which is how mutmut
-    knows to mutate it again; an unchanged one is left alone."""
-    target = work / "src" / "memref"
+def _mirror(source: Path, target: Path, keep: Callable[[str], bool]) -> list[str]:
+    """Make `target` hold exactly the files of `source` that `keep` accepts."""
     target.mkdir(parents=True, exist_ok=True)
-    wanted, present = _files(source_dir()), _files(target)
+    wanted = {rel: path for rel, path in _files(source).items() if keep(rel)}
+    present = _files(target)
     changed = []
     for rel, path in sorted(wanted.items()):
         dest = target / rel
@@ -80,9 +84,28 @@ def sync(work: Path, settings: Settings) -> list[str]:
         changed.append(rel)
     for rel in sorted(set(present) - set(wanted)):
         (target / rel).unlink()
-        for stale in (work / "mutants" / "src" / "memref").glob(f"{rel}*"):
-            stale.unlink()
         changed.append(rel)
+    return changed
+
+
+def sync(work: Path, settings: Settings) -> list[str]:
+    """Bring `work/src/memref` in line with the installed package and `work/checks` with the
+    installed check modules; the relative paths of the memref files that changed. A changed
+    file gets a fresh modification time, which is how mutmut knows to mutate it again; an
+    unchanged one is left alone.
+
+    The check modules are copied because mutmut re-runs a mutant's checks by pytest node id,
+    which must name a file under the directory it runs in (an installed package's ids do
+    not); they import their helpers from the installed `memconform.checks`."""
+    _mirror(checks_dir(), work / CHECKS_COPY,
+            lambda rel: rel.startswith("__snapshots__/") or (
+                "/" not in rel and rel.startswith("test_") and rel.endswith(".py")))
+    target = work / "src" / "memref"
+    changed = _mirror(source_dir(), target, lambda rel: True)
+    for rel in changed:
+        if not (target / rel).exists():  # gone from memref: its mutants go too
+            for stale in (work / "mutants" / "src" / "memref").glob(f"{rel}*"):
+                stale.unlink()
     config = work / "pyproject.toml"
     text = settings.toml()
     if not config.exists() or config.read_text(encoding="utf-8") != text:
