@@ -12,7 +12,7 @@ import pytest
 import tomli_w
 
 from conftest import run_cli
-from memconform.mutation import results, triage, workspace
+from memconform.mutation import results, runner, triage, workspace
 
 needs_mutmut = pytest.mark.skipif(importlib.util.find_spec("mutmut") is None,
                                   reason="mutmut is not installed (extra `mutation`)")
@@ -134,3 +134,17 @@ def test_the_suite_kills_every_mutant_of_the_usage_module(tmp_path: Path) -> Non
     report = json.loads((tmp_path / "r" / "mutation" / "mutation.json").read_text())
     assert report["score"] == 1.0 and report["complete"]
     assert report["counts"][results.KILLED] >= 10
+
+
+def test_a_check_mutmut_cannot_rerun_by_id_makes_the_run_unusable(tmp_path: Path) -> None:
+    """mutmut counts a crashed re-run as a kill; the replay guard catches a node id that
+    pytest cannot find (as an installed package's ids were) before any kill is reported."""
+    work = tmp_path / "work"
+    workspace.prepare(work, workspace.Settings(only=("usage.py",)))
+    (work / "mutants").mkdir()
+    stats = work / "mutants" / "mutmut-stats.json"
+    stats.write_text(json.dumps({"duration_by_test": {"test_store.py::test_separate_file": 1}}))
+    problem = runner.replay_works(work)
+    assert problem is not None and "exited 4" in problem and "cannot be trusted" in problem
+    stats.write_text(json.dumps({"duration_by_test": {}}))
+    assert runner.replay_works(work) is None, "nothing re-run by id: nothing to distrust"

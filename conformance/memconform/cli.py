@@ -33,6 +33,13 @@ SHORT = {"unsupported": "unsup.", "not-implemented": "n/impl"}
 IMPL_HELP = "ref (default), python:MODULE:FACTORY, exec:COMMAND, codex[:PATH]"
 
 
+def _progress_mode(quiet: bool, progress: bool) -> str:
+    """One character per check with -q; a live display on a terminal; else one line each."""
+    if quiet:
+        return "dots"
+    return "live" if progress and sys.stdout.isatty() else "lines"
+
+
 def _default_expectations(impl: str) -> Path | None:
     """The bundled expectations file of the real Codex binary, for `--impl codex`."""
     if impl.split(":", 1)[0] != "codex":
@@ -46,12 +53,13 @@ def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...],
                  matches: tuple[str, ...], expectations: Path | None, report_dir: Path,
                  workers: int, smoke: bool, strict: bool, timeout: float, quiet: bool,
                  verbose: bool = False, keep: Path | None = None, profile: str = "local",
-                 cloud_db: str = "sqlite", startup_timeout: float = 60.0) -> list[str]:
+                 cloud_db: str = "sqlite", startup_timeout: float = 60.0,
+                 progress: bool = True) -> list[str]:
     args = [sys.executable, "-m", "pytest", "--pyargs", PROFILES[profile], "-p",
             "no:cacheprovider", "--impl", impl, "--report-dir", str(report_dir),
             "--adapter-timeout", str(timeout), "--startup-timeout", str(startup_timeout),
             "--profile", profile, "--cloud-db", cloud_db,
-            "-q", "--no-header", "-rN", "--progress", "dots" if quiet else "lines",
+            "-q", "--no-header", "-rN", "--progress", _progress_mode(quiet, progress),
             "--snapshot-warn-unused"]  # a check that fails early never reads its snapshot
     if verbose:
         args += ["--mc-traceback", "--tb=long"]
@@ -182,6 +190,9 @@ def _run_options(fn: Any) -> Any:
                      show_default=True, help="Seconds one startup may take (its timeout_s; "
                      "the harness waits 30 s more for the answer)."),
         click.option("-q", "--quiet", is_flag=True, help="One character per check."),
+        click.option("--no-progress", "no_progress", is_flag=True,
+                     help="One plain line per check even on a terminal (the default when the "
+                          "output is not a terminal)."),
         click.option("-v", "--verbose", is_flag=True,
                      help="Full tracebacks of failing checks (for debugging the harness)."),
         click.option("--keep", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -220,7 +231,8 @@ def _run_options(fn: Any) -> Any:
               default=None, metavar="REPORT",
               help="An earlier report.jsonl: its check durations balance the shards.")
 def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: float,
-        quiet: bool, verbose: bool, keep: Path | None, areas: tuple[str, ...], ids: tuple[str, ...],
+        quiet: bool, no_progress: bool, verbose: bool, keep: Path | None,
+        areas: tuple[str, ...], ids: tuple[str, ...],
         matches: tuple[str, ...], expectations: Path | None, strict_expectations: bool,
         workers: int, profile: str, cloud_db: str, shard: str | None,
         shard_durations: Path | None) -> None:
@@ -241,7 +253,7 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: fl
             raise click.UsageError(str(exc)) from exc
     args = _pytest_args(impl, areas, ids, matches, expectations, report_dir, workers, False,
                         strict_expectations, adapter_timeout, quiet, verbose, keep, profile,
-                        cloud_db, startup_timeout)
+                        cloud_db, startup_timeout, progress=not no_progress)
     if shard is not None:
         args += ["--shard", shard]
     if shard_durations is not None:
@@ -341,10 +353,11 @@ def diff_command(impls: tuple[str, ...], areas: tuple[str, ...], ids: tuple[str,
 @main.command()
 @_run_options
 def smoke(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: float,
-          quiet: bool, verbose: bool, keep: Path | None) -> None:
+          quiet: bool, no_progress: bool, verbose: bool, keep: Path | None) -> None:
     """Run the few checks whose failure means the adapter is wired wrong."""
     args = _pytest_args(impl, (), (), (), None, report_dir, 0, True, False, adapter_timeout,
-                        quiet, verbose, keep, startup_timeout=startup_timeout)
+                        quiet, verbose, keep, startup_timeout=startup_timeout,
+                        progress=not no_progress)
     sys.exit(_execute(args, report_dir, False))
 
 

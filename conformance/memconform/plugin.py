@@ -26,6 +26,7 @@ from memconform.cloud.service import validate as validate_cloud
 from memconform.expectations import Expectation, Expectations, ExpectationsError
 from memconform.fixtures import ADAPTERS_KEY, BEFORE_KEY, FACTS_KEY
 from memconform.outcomes import Comparison, Outcome, classify
+from memconform.progress import LiveProgress
 from memconform.registry import MARKER, meta_of, stable_id
 from memconform.rendering import Normalizer, normalizer_for
 from memconform.report import Reporter
@@ -328,7 +329,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
     category = data["tally"]
     if not category:
         return "", "", ""
-    if config.getoption("--progress") == "lines":
+    if config.getoption("--progress") in ("lines", "live"):
         return category, "", ""
     return category, LETTERS[category], category.upper()
 
@@ -363,6 +364,7 @@ class _Recorder:
         self.expectations = expectations
         self.phases: dict[str, dict[str, Any]] = {}
         self.total = 0
+        self.live: LiveProgress | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.config.getoption("collectonly"):
@@ -435,11 +437,27 @@ class _Recorder:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
         self.reporter.selected = self.total
+        self._start_live()
+
+    def _start_live(self) -> None:
+        if self.config.getoption("--progress") != "live" or self.live is not None:
+            return
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is None:
+            return
+        self.live = LiveProgress(terminal._tw._file)
+        self.live.total = self.total
+        self.live.start()
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        if self.live is not None:
+            self.live.running(nodeid.rsplit("::", 1)[-1])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.total = len(ids)
         self.reporter.selected = self.total
+        self._start_live()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         phase = _phase(report)
@@ -465,6 +483,9 @@ class _Recorder:
                 break
 
     def _progress(self, record: dict[str, Any]) -> None:
+        if self.live is not None:
+            self.live.finished(record)
+            return
         if self.config.getoption("--progress") != "lines":
             return
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -481,6 +502,9 @@ class _Recorder:
             terminal.write_line(line)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
         bad = [r for r in self.reporter.records if r["status"] in FAILING]
         if bad:
             terminalreporter.section("memconform: failures", sep="=")
@@ -495,6 +519,9 @@ class _Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.config.getoption("collectonly"):
             return
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
         if self.reporter.interrupted is None:
             if exitstatus == pytest.ExitCode.INTERRUPTED:
                 self.reporter.interrupted = "interrupted"

@@ -46,9 +46,9 @@ def add_options(parser: pytest.Parser) -> None:
                          "control-plane service over HTTP")
     group.addoption("--cloud-db", default="sqlite",
                     help="cloud profile, bundled service: sqlite, postgresql or a SQLAlchemy URL")
-    group.addoption("--progress", choices=("pytest", "lines", "dots"), default="pytest",
-                    help="per-check output: pytest's own, one line per check id, or one "
-                         "character per check")
+    group.addoption("--progress", choices=("pytest", "lines", "dots", "live"), default="pytest",
+                    help="per-check output: pytest's own, one line per check id, one "
+                         "character per check, or a live display for a terminal")
     group.addoption("--mc-traceback", action="store_true",
                     help="keep the full traceback of failing checks in records and output")
     group.addoption("--keep", type=Path, default=None,
