@@ -55,7 +55,8 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
     facts = {"date": dt.date.today().isoformat(), "mutmut": importlib.metadata.version("mutmut"),
              "scope": settings.scope, "areas": list(settings.areas), "only": list(settings.only),
              "workers": workers, "seconds": round(outcome.seconds, 1),
-             "budget_spent": outcome.budget_spent, "equivalent_file": str(equivalent_file)}
+             "budget_spent": outcome.budget_spent, "equivalent_file": str(equivalent_file),
+             "excluded": workspace.SCOPES[settings.scope]}
     results.write(report_dir, verdict, facts)
     counts = verdict.counts()
     score = verdict.score()

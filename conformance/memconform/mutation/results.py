@@ -132,11 +132,14 @@ def markdown(verdict: Verdict, facts: dict[str, Any]) -> str:
              "killed or timed out" + ("" if verdict.complete else
                                       " (incomplete: some mutants not checked yet)"), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    excluded = [f"- `{glob}`: {why}" for glob, why in sorted(facts.get("excluded", {}).items())]
     for module in [*verdict.modules(), None]:
         counts = verdict.counts(module)
         name = module or "**all**"
         lines.append(f"| {name} | " + " | ".join(str(counts[s]) for s in STATUSES)
                      + f" | {_percent(verdict.score(module))} |")
+    if excluded:
+        lines += ["", "## Not mutated", ""] + excluded
     if verdict.stale:
         lines += ["", "## Stale triage entries", ""] + [f"- {s}" for s in verdict.stale]
     if verdict.untriaged:
