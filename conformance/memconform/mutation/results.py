@@ -139,7 +139,7 @@ def markdown(verdict: Verdict, facts: dict[str, Any]) -> str:
         lines.append(f"| {name} | " + " | ".join(str(counts[s]) for s in STATUSES)
                      + f" | {_percent(verdict.score(module))} |")
     if excluded:
-        lines += ["", "## Not mutated", ""] + excluded
+        lines += ["", "## Not mutated", "", *excluded]
     if verdict.stale:
         lines += ["", "## Stale triage entries", ""] + [f"- {s}" for s in verdict.stale]
     if verdict.untriaged:
