@@ -31,9 +31,15 @@ def _is_local(config: pytest.Config) -> bool:
     return bool(config.getoption("--profile") == "local")
 
 
-@pytest.fixture(scope="session")
+def _adapter_scope(fixture_name: str, config: pytest.Config) -> str:
+    """One adapter per test process; one per check with --adapter-per-check (mutation runs,
+    where what starting the implementation does must count for every check that needs it)."""
+    return "function" if config.getoption("--adapter-per-check") else "session"
+
+
+@pytest.fixture(scope=_adapter_scope)  # type: ignore[arg-type]
 def impl(pytestconfig: pytest.Config) -> Iterator[Adapter]:
-    """The implementation under test, started once per test process."""
+    """The implementation under test, started once per test process (or per check)."""
     try:
         adapter = resolve(pytestconfig.getoption("--impl"),
                           timeout_s=pytestconfig.getoption("--adapter-timeout"))

@@ -61,6 +61,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help="run only shard K of N of the selected checks (see --shard-durations)")
     group.addoption("--shard-durations", type=Path, default=None, metavar="REPORT",
                     help="an earlier report.jsonl whose check durations balance the shards")
+    group.addoption("--adapter-per-check", action="store_true",
+                    help="start the implementation for every check instead of once per process")
     group.addoption("--capture-state", type=Path, default=None,
                     help="write every check's end state (rows, memory files, requests, "
                          "answers) here as <check id>.json, for memconform diff")

@@ -52,8 +52,10 @@ class Settings:
             f"pytest_add_cli_args_test_selection = {json.dumps(selection)}",
             # importlib mode: pytest must not put the installed package's folder (where the
             # original memref lies) ahead of mutmut's copy on sys.path
+            # one adapter per check: mutmut gives the work of starting the reference (its
+            # operation table, the handshake) only to the checks that did it
             'pytest_add_cli_args = ["-p", "no:cacheprovider", "--import-mode=importlib", '
-            '"--impl", "ref", "--snapshot-warn-unused"]',
+            '"--impl", "ref", "--adapter-per-check", "--snapshot-warn-unused"]',
             f'also_copy = ["{CHECKS_COPY}"]',
             "use_git_change_detection = false",
             'on_dependency_change = "ignore"',
