@@ -125,15 +125,17 @@ def test_mutants_no_check_reaches_are_survivors_until_triaged(tmp_path: Path) ->
 
 
 @needs_mutmut
-def test_the_suite_kills_every_mutant_of_the_usage_module(tmp_path: Path) -> None:
-    """The CI subset of `tox -e mutation`: memref.usage against the read checks."""
+def test_every_mutant_of_the_usage_module_is_killed_or_triaged(tmp_path: Path) -> None:
+    """The CI subset of `tox -e mutation`: memref.usage against the read checks, judged with
+    the shipped equivalent-mutant file (its SQL letter-case mutants)."""
     result = run_cli("selftest", "--mutation", "--only", "usage.py", "--area", "read",
                      "--cache-dir", str(tmp_path / "cache"), "--report-dir", str(tmp_path / "r"),
                      "--budget", "900", cwd=tmp_path, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     report = json.loads((tmp_path / "r" / "mutation" / "mutation.json").read_text())
     assert report["score"] == 1.0 and report["complete"]
-    assert report["counts"][results.KILLED] >= 10
+    assert report["counts"][results.KILLED] >= 6
+    assert report["counts"][results.EQUIVALENT] == 4
 
 
 def test_a_check_mutmut_cannot_rerun_by_id_makes_the_run_unusable(tmp_path: Path) -> None:
