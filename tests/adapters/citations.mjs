@@ -34,7 +34,9 @@ function lines(text) {
   return text === "" ? [] : out;
 }
 
-const trim = (s) => s.replace(/^[\s\u0085]+|[\s\u0085]+$/gu, "");
+// Unicode White_Space (Rust's char::is_whitespace): JavaScript's \s also has U+FEFF and lacks U+0085
+const WS = "[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const trim = (s) => s.replace(new RegExp(`^${WS}+|${WS}+$`, "gu"), "");
 const U32 = /^\+?[0-9]+$/;
 const bound = (s) => (U32.test(s) && Number(s.replace("+", "")) <= 4294967295
   ? Number(s.replace("+", "")) : null);
