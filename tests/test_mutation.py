@@ -97,7 +97,10 @@ def test_mutants_no_check_reaches_are_survivors_until_triaged(tmp_path: Path) ->
     `no tests`; listing one with its diff makes it equivalent, a wrong diff makes it stale."""
     args = ["selftest", "--mutation", "--only", "usage.py", "--area", "store",
             "--cache-dir", str(tmp_path / "cache"), "--budget", "600"]
-    first = run_cli(*args, "--report-dir", str(tmp_path / "r1"), cwd=tmp_path, timeout=900)
+    nothing = tmp_path / "nothing.toml"
+    nothing.write_text("", encoding="utf-8")
+    first = run_cli(*args, "--equivalent", str(nothing), "--report-dir", str(tmp_path / "r1"),
+                    cwd=tmp_path, timeout=900)
     assert first.returncode == 1, first.stdout[-3000:] + first.stderr[-3000:]
     report = json.loads((tmp_path / "r1" / "mutation" / "mutation.json").read_text())
     assert report["complete"] and report["counts"][results.NO_TESTS] == len(report["mutants"])
@@ -150,3 +153,29 @@ def test_a_check_mutmut_cannot_rerun_by_id_makes_the_run_unusable(tmp_path: Path
     assert problem is not None and "exited 4" in problem and "cannot be trusted" in problem
     stats.write_text(json.dumps({"duration_by_test": {}}))
     assert runner.replay_works(work) is None, "nothing re-run by id: nothing to distrust"
+
+
+@needs_mutmut
+def test_a_mutmut_deadline_signals_only_the_process_it_was_set_for() -> None:
+    """mutmut's own timeouts signal a pid after its process may have ended (pids wrap); the
+    launcher's fire only while the pid names the same process (same start time)."""
+    import signal
+    import subprocess
+    import time
+
+    from memconform.mutation import launch
+
+    mine = subprocess.Popen(["sleep", "30"])
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        launch.register_timeout(mine.pid, 0.1)
+        with launch._lock:  # as if `other` reused the pid of a process that started earlier
+            launch._heap.append((time.time() + 0.1, other.pid, "0"))
+            launch._lock.notify()
+        assert mine.wait(timeout=10) == -signal.SIGXCPU
+        time.sleep(0.5)
+        assert other.poll() is None, "a process that merely reuses a pid was signalled"
+    finally:
+        for proc in (mine, other):
+            proc.kill()
+            proc.wait()

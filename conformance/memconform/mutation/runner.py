@@ -1,4 +1,5 @@
-"""One mutmut run in the work directory, within a time budget.
+"""One mutmut run in the work directory, within a time budget (through `launch`, which makes
+its timeouts safe).
 
 mutmut's own output (a spinner per step) goes to `mutmut.log` in the work directory; the
 caller gets a progress callback from the verdicts mutmut has saved. When the budget is spent
@@ -40,7 +41,8 @@ def run_mutmut(work: Path, *, workers: int, budget_s: float,
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     with log.open("w", encoding="utf-8") as handle:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mutmut", "run", "--max-children", str(workers), *names],
+            [sys.executable, "-m", "memconform.mutation.launch", "run", "--max-children",
+             str(workers), *names],
             cwd=work, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True, env=env)
         spent = False
