@@ -49,7 +49,8 @@ def test_triage_covers_only_a_survivor_with_the_same_diff() -> None:
         mutants, {"m.f__mutmut_1": entry("m.f__mutmut_1"),
                   "m.f__mutmut_2": entry("m.f__mutmut_2", diff="-x\n+y"),
                   "m.f__mutmut_3": entry("m.f__mutmut_3"),
-                  "m.gone__mutmut_1": entry("m.gone__mutmut_1")},
+                  "m.gone__mutmut_1": entry("m.gone__mutmut_1"),
+                  "other.f__mutmut_1": entry("other.f__mutmut_1")},
         {"m.f__mutmut_1": "-a\n+b\n", "m.f__mutmut_2": "-a\n+b", "m.f__mutmut_4": "-c\n+d"})
     assert [m.status for m in verdict.mutants] == [
         results.EQUIVALENT, results.SURVIVED, results.KILLED, results.NO_TESTS]

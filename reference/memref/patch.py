@@ -220,7 +220,9 @@ def _updated(rel: str, content: str, chunks: list[_Chunk]) -> str:
                              f"{chunk.old[0]!r}{where}")
         edits.append((found, len(old), new))
         cursor = found + len(old)
-    for at, count, replacement in sorted(edits, key=lambda e: e[0], reverse=True):
+    # from the end of the file back, so earlier positions stay valid; edits at one position
+    # (two pure additions, or one and a chunk on the last empty line) keep the patch's order
+    for at, count, replacement in reversed(sorted(edits, key=lambda e: e[0])):
         lines[at : at + count] = replacement
     return "".join(f"{line}\n" for line in lines)
 

@@ -99,12 +99,15 @@ def judge(mutants: list[Mutant], equivalents: dict[str, Equivalent],
     """Apply the triage file: an undetected mutant it lists with the same diff is
     `equivalent`; an entry that lists a detected, missing or changed mutant is stale."""
     by_id = {m.id: m for m in mutants}
+    modules = {m.module for m in mutants}  # an entry of a module not mutated here is not judged
     stale = []
     for m in mutants:
         if m.status in UNDETECTED:
             m.diff = diff_of.get(m.id)
     for key, entry in sorted(equivalents.items()):
         mutant = by_id.get(key)
+        if module_of(key) not in modules:
+            continue
         if mutant is None:
             stale.append(f"{key}: no such mutant (the code changed; triage it again)")
         elif mutant.status == NOT_CHECKED:
