@@ -106,6 +106,8 @@ def test_diff_reports_exactly_the_three_differences(tmp_path: Path) -> None:
         'files["raw_memories.md"]',
         'requests["consolidation#1"].body.service_tier'], wheres
     assert data["undeclared"] == 3 and (tmp_path / "out" / "diff.md").is_file()
+    page = (tmp_path / "out" / "diff.html").read_text(encoding="utf-8")
+    assert page.count('<tr class="undeclared">') == 3 and "service_tier" in page
 
 
 def test_the_same_implementation_twice_has_no_difference(tmp_path: Path) -> None:

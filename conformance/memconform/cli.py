@@ -273,8 +273,10 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: fl
                                  "entries: checks, where, reason).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("memconform-diff"), show_default=True,
-              help="Where both runs' reports and states and diff.json / diff.md go.")
-@click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table",
+              help="Where both runs' reports and states and diff.json / diff.md / diff.html "
+                   "go.")
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "json", "html"]),
+              default="table",
               show_default=True)
 @click.option("-n", "workers", type=click.IntRange(min=0), default=0,
               help="Parallel workers for each run.")
@@ -325,10 +327,13 @@ def diff_command(impls: tuple[str, ...], areas: tuple[str, ...], ids: tuple[str,
     (out / "diff.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
                                    encoding="utf-8")
     (out / "diff.md").write_text(differential.markdown(data), encoding="utf-8")
+    (out / "diff.html").write_text(differential.html(data), encoding="utf-8")
     if fmt == "json":
         click.echo(json.dumps(data, indent=1, ensure_ascii=False))
     elif fmt == "md":
         click.echo(differential.markdown(data))
+    elif fmt == "html":
+        click.echo(differential.html(data), nl=False)
     else:
         table = Table(title=f"{impls[0]} vs {impls[1]}")
         for column in ("check", "a / b", "where", "a", "b"):

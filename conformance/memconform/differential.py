@@ -326,3 +326,10 @@ def markdown(data: dict[str, Any]) -> str:
             lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", "⏎")
                                            for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def html(data: dict[str, Any]) -> str:
+    """The comparison as one self-contained page (undeclared differences first in view)."""
+    from memconform.htmlreport import environment
+
+    return environment().get_template("diff.html.j2").render(data=data)
