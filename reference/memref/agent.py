@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memref.agent_reading import READ_TOOLS, read_tool
 from memref.config import Provider
-from memref.patch import PatchError, apply_patch, confined, summary
+from memref.patch import PatchError, apply_patch, summary
 from memref.prompts import CONSOLIDATION_INSTRUCTIONS
 from memref.responses import ModelError, stream_response
 
 log = logging.getLogger(__name__)
 MAX_TURNS = 24
-READ_LIMIT = 256 * 1024
 SUBAGENT = "memory_consolidation"
 
 TOOLS: list[dict[str, Any]] = [
@@ -25,15 +25,7 @@ TOOLS: list[dict[str, Any]] = [
      "description": "Add, update, move or delete files in the memory folder. Input is a patch "
                     "between '*** Begin Patch' and '*** End Patch'.",
      "format": {"type": "text"}},
-    {"type": "function", "name": "read_file", "description": "Read one file of the memory folder.",
-     "strict": False,
-     "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                    "required": ["path"], "additionalProperties": False}},
-    {"type": "function", "name": "list_files",
-     "description": "List the files under a folder of the memory folder (default: all).",
-     "strict": False,
-     "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
-                    "additionalProperties": False}},
+    *READ_TOOLS,
 ]
 
 
@@ -52,30 +44,6 @@ class AgentRun:
     thread_id: str
 
 
-def _reachable(root: Path, rel: str) -> bool:
-    try:
-        return confined(root, rel).is_file()
-    except PatchError:
-        return False
-
-
-def _list(root: Path, rel: str) -> str:
-    """The files under `rel` (the whole root when empty) that the other tools may open."""
-    base = confined(root, rel) if rel not in ("", ".") else root.resolve()
-    if not base.is_dir():
-        raise PatchError(f"not a folder: {rel}")
-    names = sorted(name for name in (p.relative_to(root.resolve()).as_posix()
-                                     for p in base.rglob("*")) if _reachable(root, name))
-    return "\n".join(names) + "\n" if names else "(no files)\n"
-
-
-def _read(root: Path, rel: str) -> str:
-    path = confined(root, rel)
-    if not path.is_file():
-        raise PatchError(f"no such file: {rel}")
-    return path.read_bytes()[:READ_LIMIT].decode("utf-8", "replace")
-
-
 def run_tool(root: Path, name: str, payload: str) -> str:
     """One tool call; a refused or failed call is reported to the model, never raised."""
     try:
@@ -84,11 +52,8 @@ def run_tool(root: Path, name: str, payload: str) -> str:
         args = json.loads(payload or "{}")
         if not isinstance(args, dict):
             raise PatchError("arguments must be a JSON object")
-        if name == "read_file":
-            return _read(root, str(args.get("path", "")))
-        if name == "list_files":
-            return _list(root, str(args.get("path", "")))
-        return f"error: unknown tool {name!r}"
+        answer = read_tool(root, name, args)
+        return f"error: unknown tool {name!r}" if answer is None else answer
     except (PatchError, OSError, json.JSONDecodeError) as exc:
         return f"error: {exc}"
 

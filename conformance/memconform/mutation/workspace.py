@@ -26,6 +26,10 @@ SCOPES: dict[str, dict[str, str]] = {"local": {
     "src/memref/stdio.py": "the stdio transport: the mutation run drives the reference "
                            "in-process (a subprocess's calls cannot be traced to checks); "
                            "tests/test_adapters.py drives this loop over a pipe",
+    "src/memref/agent_reading.py": "the consolidation agent's read_file and list_files tools: "
+                                   "the reference's own choice (the rules pin apply_patch and "
+                                   "where the agent writes, AGENT-02; Codex's agent reads with "
+                                   "shell commands), so no portable check can call them",
 }}
 # mutmut's exit codes of a killed mutant (a check failed; pytest broke on the mutant)
 KILLED = (1, 3)
