@@ -33,13 +33,14 @@ def chatgpt_tokens(home: Path) -> dict[str, Any] | None:
 
 
 def within_limit(snapshot: dict[str, Any], min_remaining_percent: int) -> bool:
-    """Every reported window must have used at most `100 - min_remaining_percent` percent."""
+    """Every reported window must have used at most `100 - min_remaining_percent` percent
+    (the setting is already clamped to 0..100, CFG-02)."""
     limits = snapshot.get("rate_limit")
     if not isinstance(limits, dict):
         return True
     if limits.get("limit_reached") is True or snapshot.get("rate_limit_reached_type"):
         return False
-    max_used = 100 - min(max(min_remaining_percent, 0), 100)
+    max_used = 100 - min_remaining_percent
     for key in ("primary_window", "secondary_window"):
         window = limits.get(key)
         if isinstance(window, dict) and isinstance(window.get("used_percent"), int | float) \

@@ -59,6 +59,12 @@ CASES: dict[str, tuple[int, Any, int, bool, str]] = {
                            "the plan reports its limit reached"),
     "missing-windows-pass": (25, windows(None, None), 200, True,
                              "a plan without usage windows passes"),
+    "no-rate-limit-passes": (25, {"plan_type": "plus"}, 200, True,
+                             "a usage answer without a rate limit passes"),
+    "reached-type-refuses": (0, {**windows(10, 10), "rate_limit_reached_type":
+                                 "rate_limit_reached"}, 200, False,
+                             "the usage answer names the rate limit reached "
+                             "(rate_limit_reached_type)"),
     "threshold-zero-allows-full": (0, windows(100, 100), 200, True,
                                    "a threshold of 0 allows 100 % used"),
     "usage-endpoint-error-fails-open": (100, windows(99, 99), 500, True,
