@@ -162,12 +162,10 @@ class ReferenceAdapter:
         with self._memories(args) as con:
             if args["result"] == "succeeded":
                 selected = [(str(t), int(s)) for t, s in args.get("selected", [])]
-                applied = jobs.global_succeeded(con, args["token"],
-                                                args.get("completed_watermark", 0), selected,
-                                                now=rt.now)
+                applied = jobs.global_succeeded(con, args["token"], args["completed_watermark"],
+                                                selected, now=rt.now)
             else:
-                applied = jobs.global_failed(con, args["token"], args.get("reason", "failed"),
-                                             now=rt.now)
+                applied = jobs.global_failed(con, args["token"], args["reason"], now=rt.now)
         return {"applied": applied}
 
     @staticmethod

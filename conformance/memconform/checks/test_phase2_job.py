@@ -143,6 +143,9 @@ def test_claim(impl: Adapter, home: CodexHome, clock: HarnessClock, case: str) -
             "the claimed job row does not carry the token the claim returned"
         assert row["lease_until"] == clock.now + LEASE_S, \
             "the claimed job's lease_until is not one hour from now"
+        assert row["worker_id"] == "worker", \
+            "the claimed job row does not carry the claiming worker's id in worker_id"
+        assert row["started_at"] == clock.now, "the claimed job's started_at is not now"
         assert row["retry_at"] is None, "the claim did not clear the job's retry_at"
         assert row["last_error"] is None, "the claim did not clear the job's last_error"
         assert row["finished_at"] is None, "the claim did not clear the job's finished_at"
@@ -210,6 +213,20 @@ def test_failure(impl: Adapter, home: CodexHome, clock: HarnessClock) -> None:
     clock.advance(RETRY_DELAY_S + 1)
     assert claim(impl, home, clock, seed=3)["outcome"] == "claimed", \
         "the failed job was not claimed again once its one-hour backoff was over"
+
+
+@check("p2.job.tokenless-failure", title="a failure matches the owner's token only: a running "
+       "job whose token is gone is not failed by another token", rules=("P2-JOB-04", "P2-JOB-05"),
+       level="SHOULD", area="phase2", needs=NEEDS)
+def test_tokenless_failure(impl: Adapter, home: CodexHome, clock: HarnessClock) -> None:
+    home.ensure_memories_db()
+    home.add_job(GLOBAL, "global", status="running", worker_id="w", ownership_token=None,
+                 started_at=clock.now, lease_until=clock.now + LEASE_S, retry_remaining=3)
+    before = home.query(home.memories_db, "SELECT * FROM jobs")
+    assert finish(impl, home, clock, "not-the-owner", "failed", reason="failed_agent") is False, \
+        "phase2.finish of a failure was applied to a running job whose ownership token is NULL"
+    assert home.query(home.memories_db, "SELECT * FROM jobs") == before, \
+        "phase2.finish of a failure by a token that does not own the job changed the job row"
 
 
 @check("p2.job.ownership", title="after a takeover the old owner can neither heartbeat nor "

@@ -1,5 +1,5 @@
-"""P2-RUN-04, P2-RUN-07: concurrent startups, a worker that loses the job mid-run, and a run
-that crashed under its lease."""
+"""P2-RUN-04, P2-RUN-07, P2-JOB-04: concurrent startups, a worker that loses the job mid-run, a
+run whose job loses its token, and a run that crashed under its lease."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from memconform.checks.racing import race
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.mockmodel import MockModel, custom_tool_call, message
+from memconform.mockmodel import MockModel, custom_tool_call, failed, message
 from memconform.registry import check
 from memconform.verdicts import fail
 
@@ -117,6 +117,34 @@ def test_lost_ownership_writes(home: CodexHome, model: MockModel, run_startup: S
     assert not (home.memory_root / "MEMORY.md").exists(), \
         "the stale worker's apply_patch edit landed: MEMORY.md was written after the job " \
         "was taken over"
+
+
+def clear_token(home: CodexHome, cleared: list[int]) -> Callable[[], None]:
+    def probe() -> None:
+        cleared.append(home.execute(
+            home.memories_db, "UPDATE jobs SET ownership_token = NULL WHERE kind = ?"
+            " AND status = 'running'", (GLOBAL,)))
+    return probe
+
+
+@check("p2.race.tokenless-failure", title="a run whose job row lost its ownership token "
+       "mid-run still records its failure", rules="P2-JOB-04", level="SHOULD", area="phase2")
+def test_tokenless_failure(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home)
+    cleared: list[int] = []
+    agent_finishes(model, failed("the model broke").probed(clear_token(home, cleared)))
+    run_startup(home)
+    if not any(cleared):
+        fail("no consolidation agent was started on a running job, so the job's ownership "
+             "token was never cleared", expected=1, actual=consolidations(model))
+    job = global_job(home)
+    assert job is not None, "the memory_consolidate_global job row was deleted"
+    assert job["status"] == "error", \
+        f"the run whose agent failed after its job row lost its ownership token left the job " \
+        f"{job['status']}, not error: the failure must also apply to a running job without a token"
+    assert job["last_error"] == "failed_agent", \
+        "the failed run did not record failed_agent on the job that had lost its token"
 
 
 @check("p2.race.crashed-run", title="a run that died under its lease is taken over once the "
