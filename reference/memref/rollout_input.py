@@ -95,20 +95,27 @@ def _u64(value: Any) -> int:
     return value
 
 
-def _one_of(*names: str) -> Shape:
-    def shape(value: Any) -> str:
-        if value not in names or not isinstance(value, str):
-            raise UnfitItem(f"expected one of {', '.join(names)}, got {value!r:.60}")
+# The composite shapes are classes, not closures: the work happens in `__call__`, when an item
+# is read, so what checks an item is also what a trace of that check sees.
+
+class _OneOf:
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    def __call__(self, value: Any) -> str:
+        if value not in self.names or not isinstance(value, str):
+            raise UnfitItem(f"expected one of {', '.join(self.names)}, got {value!r:.60}")
         return value
-    return shape
 
 
-def _list(element: Shape) -> Shape:
-    def shape(value: Any) -> list[Any]:
+class _List:
+    def __init__(self, element: Shape) -> None:
+        self.element = element
+
+    def __call__(self, value: Any) -> list[Any]:
         if not isinstance(value, list):
             raise UnfitItem(f"expected an array, got {value!r:.60}")
-        return [element(v) for v in value]
-    return shape
+        return [self.element(v) for v in value]
 
 
 def _string_map(value: Any) -> dict[str, str]:
@@ -120,13 +127,18 @@ def _string_map(value: Any) -> dict[str, str]:
 Field = tuple[str, str, Shape]
 
 
-def _record(tag: str | None, *fields: Field) -> Shape:
+class _Record:
     """An object written back with `type` (when tagged) and then `fields`, in this order."""
-    def shape(value: Any) -> dict[str, Any]:
+
+    def __init__(self, tag: str | None, *fields: Field) -> None:
+        self.tag, self.fields = tag, fields
+
+    def __call__(self, value: Any) -> dict[str, Any]:
+        tag = self.tag
         if not isinstance(value, dict):
             raise UnfitItem(f"expected an object, got {value!r:.60}")
         out: dict[str, Any] = {} if tag is None else {"type": tag}
-        for name, presence, field_shape in fields:
+        for name, presence, field_shape in self.fields:
             if name not in value:
                 if presence == REQUIRED:
                     raise UnfitItem(f"{tag or 'object'} has no {name}")
@@ -140,31 +152,33 @@ def _record(tag: str | None, *fields: Field) -> Shape:
                 continue
             out[name] = field_shape(raw)
         return out
-    return shape
 
 
-def _tagged(variants: dict[str, Shape], other: bool = False) -> Shape:
+class _Tagged:
     """An object whose `type` picks its shape; an unknown type is `{"type": "other"}` when the
     union has a catch-all, else it does not fit."""
-    def shape(value: Any) -> Any:
+
+    def __init__(self, variants: dict[str, Shape], other: bool = False) -> None:
+        self.variants, self.other = variants, other
+
+    def __call__(self, value: Any) -> Any:
         kind = value.get("type") if isinstance(value, dict) else None
         if not isinstance(kind, str):
             raise UnfitItem(f"expected an object with a type, got {value!r:.60}")
-        if kind in variants:
-            return variants[kind](value)
-        if other:
+        if kind in self.variants:
+            return self.variants[kind](value)
+        if self.other:
             return {"type": "other"}
         raise UnfitItem(f"unknown type {kind!r:.40}")
-    return shape
 
 
-IMAGE_DETAIL = _one_of("auto", "low", "high", "original")
-_INPUT_TEXT = _record("input_text", ("text", REQUIRED, _string))
-_INPUT_IMAGE = _record("input_image", ("image_url", REQUIRED, _string),
+IMAGE_DETAIL = _OneOf("auto", "low", "high", "original")
+_INPUT_TEXT = _Record("input_text", ("text", REQUIRED, _string))
+_INPUT_IMAGE = _Record("input_image", ("image_url", REQUIRED, _string),
                        ("detail", OPTIONAL, IMAGE_DETAIL))
-_CONTENT = _list(_tagged({"input_text": _INPUT_TEXT, "input_image": _INPUT_IMAGE,
-                          "output_text": _record("output_text", ("text", REQUIRED, _string))}))
-_TOOL_CONTENT = _list(_tagged({"input_text": _INPUT_TEXT, "input_image": _INPUT_IMAGE}))
+_CONTENT = _List(_Tagged({"input_text": _INPUT_TEXT, "input_image": _INPUT_IMAGE,
+                          "output_text": _Record("output_text", ("text", REQUIRED, _string))}))
+_TOOL_CONTENT = _List(_Tagged({"input_text": _INPUT_TEXT, "input_image": _INPUT_IMAGE}))
 
 
 def _tool_output(value: Any) -> Any:
@@ -174,51 +188,51 @@ def _tool_output(value: Any) -> Any:
 
 _ID: Field = ("id", OPTIONAL, _string)
 _METADATA: Field = ("internal_chat_message_metadata_passthrough", OPTIONAL,
-                    _record(None, ("turn_id", OPTIONAL, _string)))
-_SHELL_ACTION = _tagged({"exec": _record(
-    "exec", ("command", REQUIRED, _list(_string)), ("timeout_ms", NULLABLE, _u64),
+                    _Record(None, ("turn_id", OPTIONAL, _string)))
+_SHELL_ACTION = _Tagged({"exec": _Record(
+    "exec", ("command", REQUIRED, _List(_string)), ("timeout_ms", NULLABLE, _u64),
     ("working_directory", NULLABLE, _string), ("env", NULLABLE, _string_map),
     ("user", NULLABLE, _string))})
-_WEB_ACTION = _tagged({
-    "search": _record("search", ("query", OPTIONAL, _string),
-                      ("queries", OPTIONAL, _list(_string))),
-    "open_page": _record("open_page", ("url", OPTIONAL, _string)),
-    "find_in_page": _record("find_in_page", ("url", OPTIONAL, _string),
+_WEB_ACTION = _Tagged({
+    "search": _Record("search", ("query", OPTIONAL, _string),
+                      ("queries", OPTIONAL, _List(_string))),
+    "open_page": _Record("open_page", ("url", OPTIONAL, _string)),
+    "find_in_page": _Record("find_in_page", ("url", OPTIONAL, _string),
                             ("pattern", OPTIONAL, _string)),
 }, other=True)
 
 ITEM_SHAPES: dict[str, Shape] = {
-    "message": _record("message", _ID, ("role", REQUIRED, _string),
+    "message": _Record("message", _ID, ("role", REQUIRED, _string),
                        ("content", REQUIRED, _CONTENT),
-                       ("phase", OPTIONAL, _one_of("commentary", "final_answer")), _METADATA),
-    "function_call": _record("function_call", _ID, ("name", REQUIRED, _string),
+                       ("phase", OPTIONAL, _OneOf("commentary", "final_answer")), _METADATA),
+    "function_call": _Record("function_call", _ID, ("name", REQUIRED, _string),
                              ("namespace", OPTIONAL, _string),
                              ("arguments", REQUIRED, _string),
                              ("call_id", REQUIRED, _string), _METADATA),
-    "function_call_output": _record("function_call_output", _ID,
+    "function_call_output": _Record("function_call_output", _ID,
                                     ("call_id", REQUIRED, _string),
                                     ("output", REQUIRED, _tool_output), _METADATA),
-    "custom_tool_call": _record("custom_tool_call", _ID, ("status", OPTIONAL, _string),
+    "custom_tool_call": _Record("custom_tool_call", _ID, ("status", OPTIONAL, _string),
                                 ("call_id", REQUIRED, _string), ("name", REQUIRED, _string),
                                 ("input", REQUIRED, _string), _METADATA),
-    "custom_tool_call_output": _record("custom_tool_call_output", _ID,
+    "custom_tool_call_output": _Record("custom_tool_call_output", _ID,
                                        ("call_id", REQUIRED, _string),
                                        ("name", OPTIONAL, _string),
                                        ("output", REQUIRED, _tool_output), _METADATA),
-    "local_shell_call": _record("local_shell_call", _ID, ("call_id", NULLABLE, _string),
+    "local_shell_call": _Record("local_shell_call", _ID, ("call_id", NULLABLE, _string),
                                 ("status", REQUIRED,
-                                 _one_of("completed", "in_progress", "incomplete")),
+                                 _OneOf("completed", "in_progress", "incomplete")),
                                 ("action", REQUIRED, _SHELL_ACTION), _METADATA),
-    "web_search_call": _record("web_search_call", _ID, ("status", OPTIONAL, _string),
+    "web_search_call": _Record("web_search_call", _ID, ("status", OPTIONAL, _string),
                                ("action", OPTIONAL, _WEB_ACTION), _METADATA),
-    "tool_search_call": _record("tool_search_call", _ID, ("call_id", NULLABLE, _string),
+    "tool_search_call": _Record("tool_search_call", _ID, ("call_id", NULLABLE, _string),
                                 ("status", OPTIONAL, _string),
                                 ("execution", REQUIRED, _string),
                                 ("arguments", REQUIRED, _anything), _METADATA),
-    "tool_search_output": _record("tool_search_output", _ID, ("call_id", NULLABLE, _string),
+    "tool_search_output": _Record("tool_search_output", _ID, ("call_id", NULLABLE, _string),
                                   ("status", REQUIRED, _string),
                                   ("execution", REQUIRED, _string),
-                                  ("tools", REQUIRED, _list(_anything)), _METADATA),
+                                  ("tools", REQUIRED, _List(_anything)), _METADATA),
 }
 
 
