@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import time
 import tomllib
 from pathlib import Path
 
@@ -90,6 +91,33 @@ def test_sync_touches_only_what_changed_and_a_changed_suite_retries_survivors(
         "k1": 1, "k2": None, "k3": None, "k4": None, "k5": None}
     _, forgotten = workspace.prepare(work, settings)
     assert forgotten == 0, "the same suite keeps every verdict"
+
+
+def test_a_code_change_retraces_every_check_and_retries_survivors(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    settings = workspace.Settings(only=("usage.py",))
+    workspace.prepare(work, settings)
+    meta = work / "mutants" / "src" / "memref" / "usage.py.meta"
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps({"exit_code_by_key": {"k1": 1, "k2": 0}}), encoding="utf-8")
+    stats = work / "mutants" / "mutmut-stats.json"
+    stats.write_text(json.dumps({
+        "tests_by_mangled_function_name": {"memref.usage.x_f": ["checks/test_a.py::test_a"]},
+        "duration_by_test": {"checks/test_a.py::test_a": 0.5},
+        "function_dependencies": {"memref.usage.x_f": ["memref.usage.x_g"]},
+        "function_hashes": {"memref.usage.x_f": "abc"}}), encoding="utf-8")
+    _, forgotten = workspace.prepare(work, settings)
+    assert forgotten == 0, "nothing changed: every verdict and the test mapping are kept"
+    assert json.loads(stats.read_text())["duration_by_test"]
+    (work / "src" / "memref" / "usage.py").write_text("changed = True\n", encoding="utf-8")
+    changed, forgotten = workspace.prepare(work, settings)
+    assert changed == ["usage.py"] and forgotten == 1
+    assert json.loads(meta.read_text())["exit_code_by_key"] == {"k1": 1, "k2": None}
+    data = json.loads(stats.read_text())
+    assert data["tests_by_mangled_function_name"] == {} and data["duration_by_test"] == {}, \
+        "after a code change mutmut must trace every check again, not only new ones"
+    assert data["function_hashes"] == {"memref.usage.x_f": "abc"}, \
+        "the function hashes, which tell mutmut what changed, are kept"
 
 
 @needs_mutmut
@@ -180,3 +208,48 @@ def test_a_mutmut_deadline_signals_only_the_process_it_was_set_for() -> None:
         for proc in (mine, other):
             proc.kill()
             proc.wait()
+
+
+def test_sigterm_stops_mutmut_and_restores_the_handlers(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM (or SIGINT, which a run started in the background ignores) during a run stops
+    mutmut's process group and ends the run; the caller's handlers are back afterwards."""
+    import signal
+    import threading
+
+    from memconform.mutation import runner
+
+    monkeypatch.setattr(runner, "mutmut_command", lambda workers, names: ["sleep", "60"])
+    before = signal.getsignal(signal.SIGTERM)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            runner.run_mutmut(tmp_path, workers=1, budget_s=30)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 20, "the run did not stop at SIGTERM"
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+@needs_mutmut
+def test_the_launcher_takes_back_an_ignored_sigint(tmp_path: Path) -> None:
+    """A background run inherits an ignored SIGINT; mutmut must still get it to stop cleanly."""
+    import subprocess
+    import sys
+
+    probe = ("import signal\n"
+             "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+             "from memconform.mutation import launch\n"
+             "import mutmut.__main__ as cli_module\n"
+             "cli_module.cli = lambda: print(signal.getsignal(signal.SIGINT) is "
+             "signal.default_int_handler)\n"
+             "launch.main()\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nsource_paths = ["src"]\n',
+                                             encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"

@@ -24,8 +24,9 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
     equivalents = triage.load(equivalent_file)
     work = cache_dir / settings.scope
     changed, forgotten = workspace.prepare(work, settings, fresh=fresh)
+    retried = f", {forgotten} verdicts retried (the code or the suite changed)" if forgotten else ""
     console.print(f"mutation cache {escape(str(work))}: {len(changed)} source files changed"
-                  + (f", {forgotten} verdicts retried (the suite changed)" if forgotten else ""))
+                  + retried)
 
     def progress() -> None:
         counts = results.Verdict(results.collect(work)).counts()
@@ -33,7 +34,12 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
         console.print(f"  {done}/{sum(counts.values())} mutants tried, "
                       f"{counts[results.SURVIVED] + counts[results.NO_TESTS]} not killed")
 
-    outcome = runner.run_mutmut(work, workers=workers, budget_s=budget_s, progress=progress)
+    try:
+        outcome = runner.run_mutmut(work, workers=workers, budget_s=budget_s, progress=progress)
+    except KeyboardInterrupt as exc:
+        console.print(f"[red]interrupted[/red] ({escape(str(exc) or 'SIGINT')}): mutmut was "
+                      "stopped; the cache keeps the verdicts it saved (run again to go on)")
+        return EXIT_INCOMPLETE
     broken = runner.replay_works(work)
     if broken is not None:
         console.print(f"[red]mutation run unusable:[/red] {escape(broken)}")

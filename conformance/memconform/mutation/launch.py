@@ -60,6 +60,9 @@ def _watch() -> None:
 
 
 def main() -> None:
+    # a run started in the background inherits an ignored SIGINT, which is how the runner asks
+    # mutmut to stop and keep its verdicts: take it back
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # imported here: mutmut reads its configuration from the working directory on import
     import mutmut.workers.isolation as isolation
     import mutmut.workers.timeout as timeout

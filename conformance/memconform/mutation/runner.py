@@ -32,6 +32,11 @@ class RunOutcome:
     log: Path
 
 
+def mutmut_command(workers: int, names: tuple[str, ...]) -> list[str]:
+    return [sys.executable, "-m", "memconform.mutation.launch", "run", "--max-children",
+            str(workers), *names]
+
+
 def run_mutmut(work: Path, *, workers: int, budget_s: float,
                progress: Callable[[], None] | None = None, progress_every_s: float = 30.0,
                names: tuple[str, ...] = ()) -> RunOutcome:
@@ -41,12 +46,11 @@ def run_mutmut(work: Path, *, workers: int, budget_s: float,
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     with log.open("w", encoding="utf-8") as handle:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "memconform.mutation.launch", "run", "--max-children",
-             str(workers), *names],
-            cwd=work, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True, env=env)
+            mutmut_command(workers, names), cwd=work, stdout=handle, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True, env=env)
         spent = False
         last = started
+        previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             while proc.poll() is None:
                 now = time.monotonic()
@@ -61,7 +65,16 @@ def run_mutmut(work: Path, *, workers: int, budget_s: float,
         except BaseException:
             _stop(proc)
             raise
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     return RunOutcome(proc.returncode, time.monotonic() - started, spent, log)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGINT or SIGTERM (also when started in the background, where SIGINT is ignored):
+    stop mutmut so that it keeps its verdicts, then end."""
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -154,9 +154,25 @@ def retry_unkilled(work: Path) -> int:
     return forgotten
 
 
+def forget_test_mapping(work: Path) -> None:
+    """Make mutmut trace every check again. mutmut only traces checks it has not seen, so after
+    a code change a new or changed function would be credited only to new checks, and its
+    mutants run against too few checks (a refactor turned 40 killed mutants into survivors)."""
+    stats = work / "mutants" / "mutmut-stats.json"
+    if not stats.exists():
+        return
+    data = json.loads(stats.read_text(encoding="utf-8"))
+    data["tests_by_mangled_function_name"] = {}
+    data["duration_by_test"] = {}
+    data["function_dependencies"] = {}
+    stats.write_text(json.dumps(data, indent=4), encoding="utf-8")
+
+
 def prepare(work: Path, settings: Settings, *, fresh: bool = False) -> tuple[list[str], int]:
-    """Sync the work directory for a run: (files changed, verdicts forgotten because the
-    suite changed)."""
+    """Sync the work directory for a run: (files changed, verdicts forgotten because the code
+    or the suite changed). Any change retraces every check and retries every verdict but
+    `killed`: which checks reach a function, and so whether a mutant survives, depends on all
+    of the code, not only on the function it mutates."""
     if settings.scope not in SCOPES:
         raise WorkspaceError(f"unknown mutation scope {settings.scope!r}")
     if work.exists() and not work.is_dir():
@@ -171,7 +187,9 @@ def prepare(work: Path, settings: Settings, *, fresh: bool = False) -> tuple[lis
     stamp = work / SUITE_STAMP
     digest = suite_digest()
     forgotten = 0
-    if stamp.exists() and stamp.read_text(encoding="utf-8").strip() != digest:
+    suite_changed = stamp.exists() and stamp.read_text(encoding="utf-8").strip() != digest
+    if suite_changed or (changed and (work / "mutants").exists()):
+        forget_test_mapping(work)
         forgotten = retry_unkilled(work)
     stamp.write_text(digest + "\n", encoding="utf-8")
     return changed, forgotten
