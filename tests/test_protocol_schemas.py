@@ -29,7 +29,9 @@ PARSE_REFUSED = {
     "args-not-an-object-refused", "args-string-for-a-number-refused",
     "args-negative-number-refused", "args-fraction-refused", "args-number-for-a-string-refused",
     "args-string-for-a-boolean-refused", "args-integral-float-count-refused",
-    "args-count-over-u64-refused"}
+    "args-count-over-u64-refused", "args-match-mode-not-a-map-refused",
+    "args-match-mode-type-missing-refused", "args-window-line-count-missing-refused",
+    "args-match-mode-type-not-a-string-refused"}
 # The binary reads a JSON array of one element per field positionally; the contract does not.
 POSITIONAL = {"probe-positional-array-read", "probe-positional-array-list"}
 NOT_OFFERED = {"probe-tool-not-offered", "probe-unknown-tool-name"}
@@ -259,3 +261,22 @@ def test_unknown_tool_and_long_messages() -> None:
     message = violation(lambda: validate_tool_output("read", {**READ, "content": None,
                                                               "path": "x" * 5000}))
     assert "\n" not in message and len(message) < 300
+
+
+@pytest.mark.parametrize(("op", "args", "missing"), [
+    ("stage1.finish", {"result": "succeeded", "output": {
+        "raw_memory": "r", "rollout_summary": "s", "rollout_slug": None}}, "watermark"),
+    ("stage1.finish", {"result": "failed"}, "reason"),
+    ("phase2.finish", {"result": "succeeded", "selected": []}, "completed_watermark"),
+    ("phase2.finish", {"result": "failed"}, "reason"),
+])
+def test_a_finish_needs_the_fields_of_its_result(op: str, args: dict[str, Any],
+                                                 missing: str) -> None:
+    base = {"home": "/h", "token": "t", "now_ms": 0, **args}
+    if op == "stage1.finish":
+        base["thread_id"] = "x"
+    message = {"seq": 1, "op": op, "args": base}
+    with pytest.raises(protocol.ProtocolViolation, match=f"'{missing}' is a required property"):
+        protocol.validate_request(message)
+    protocol.validate_request({**message, "args": {**base, missing: 1 if "mark" in missing
+                                                   else "why"}})

@@ -136,8 +136,7 @@ class ReferenceAdapter:
             elif result == "no_output":
                 applied = jobs.succeeded_no_output(con, thread, token, now=rt.now)
             else:
-                applied = jobs.failed(con, thread, token, args.get("reason", "failed"),
-                                      now=rt.now)
+                applied = jobs.failed(con, thread, token, args["reason"], now=rt.now)
         finally:
             con.close()
         return {"applied": applied}
@@ -161,7 +160,7 @@ class ReferenceAdapter:
         rt = self._runtime(args)
         with self._memories(args) as con:
             if args["result"] == "succeeded":
-                selected = [(str(t), int(s)) for t, s in args.get("selected", [])]
+                selected = [(str(t), int(s)) for t, s in args["selected"]]
                 applied = jobs.global_succeeded(con, args["token"], args["completed_watermark"],
                                                 selected, now=rt.now)
             else:

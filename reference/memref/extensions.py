@@ -3,8 +3,9 @@ the retention of dated extension resources (EXT-02)."""
 
 from __future__ import annotations
 
+import calendar
 import logging
-from datetime import UTC, datetime
+import time
 from pathlib import Path
 
 from memref.files import create_atomic, remove_leftovers
@@ -47,10 +48,9 @@ def resource_time(name: str) -> int | None:
     if not name.endswith(".md"):
         return None
     try:
-        stamp = datetime.strptime(name[:19], STAMP_FORMAT).replace(tzinfo=UTC)
+        return calendar.timegm(time.strptime(name[:19], STAMP_FORMAT))
     except ValueError:
         return None
-    return int(stamp.timestamp())
 
 
 def prune_resources(root: Path, now: int) -> list[Path]:

@@ -151,14 +151,13 @@ def succeeded_no_output(con: sqlite3.Connection, thread_id: str, token: str, now
     return True
 
 
-def failed(con: sqlite3.Connection, thread_id: str, token: str, reason: str, now: int,
-           delay_s: int = RETRY_DELAY_S) -> bool:
+def failed(con: sqlite3.Connection, thread_id: str, token: str, reason: str, now: int) -> bool:
     with immediate(con):
         changed = con.execute(
             "UPDATE jobs SET status = 'error', finished_at = ?, lease_until = NULL,"
             " retry_at = ?, retry_remaining = retry_remaining - 1, last_error = ?"
             " WHERE kind = ? AND job_key = ? AND status = 'running' AND ownership_token = ?",
-            (now, now + max(delay_s, 0), reason, STAGE1, thread_id, token)).rowcount
+            (now, now + RETRY_DELAY_S, reason, STAGE1, thread_id, token)).rowcount
     return changed > 0
 
 
@@ -254,8 +253,8 @@ def global_succeeded(con: sqlite3.Connection, token: str, completed_watermark: i
     return True
 
 
-def global_failed(con: sqlite3.Connection, token: str, reason: str, now: int,
-                  delay_s: int = RETRY_DELAY_S, *, or_unowned: bool = False) -> bool:
+def global_failed(con: sqlite3.Connection, token: str, reason: str, now: int, *,
+                  or_unowned: bool = False) -> bool:
     """Record a failed consolidation with a retry backoff (P2-JOB-04); `or_unowned` also
     recovers a running row whose token was cleared."""
     owner = "(ownership_token = ? OR ownership_token IS NULL)" if or_unowned else \
@@ -265,4 +264,4 @@ def global_failed(con: sqlite3.Connection, token: str, reason: str, now: int,
             "UPDATE jobs SET status = 'error', finished_at = ?, lease_until = NULL,"
             " retry_at = ?, retry_remaining = max(retry_remaining - 1, 0), last_error = ?"
             f" WHERE kind = ? AND job_key = ? AND status = 'running' AND {owner}",
-            (now, now + max(delay_s, 0), reason, GLOBAL, GLOBAL_KEY, token)).rowcount > 0
+            (now, now + RETRY_DELAY_S, reason, GLOBAL, GLOBAL_KEY, token)).rowcount > 0

@@ -139,6 +139,11 @@ def make_machine(impl: Adapter, home: CodexHome, clock: HarnessClock) -> type:
                 f"stage1.finish ({result}) of {thread} by its owner was not applied" if applies
                 else f"stage1.finish ({result}) of {thread} was applied although its token "
                 "does not own a running job")
+            if applies:
+                [row] = home.query(home.memories_db, "SELECT finished_at FROM jobs WHERE kind ="
+                                   " 'memory_stage1' AND job_key = ?", (thread,))
+                assert row["finished_at"] == clock.now, \
+                    f"stage1.finish ({result}) of {thread} did not set finished_at to now"
 
         @rule(seconds=st.sampled_from((1, 600, 3599, 3601, 7200)))
         def tick(self, seconds: int) -> None:

@@ -247,11 +247,13 @@ def test_ownership(impl: Adapter, home: CodexHome, clock: HarnessClock) -> None:
     assert new != old, "the takeover claim returned the expired owner's token"
     assert heartbeat(impl, home, clock, old) is False, \
         "the old owner's heartbeat was applied after the takeover"
-    assert finish(impl, home, clock, old, "succeeded", completed_watermark=5) is False, \
+    assert finish(impl, home, clock, old, "succeeded", completed_watermark=5,
+                  selected=[]) is False, \
         "the old owner's success was applied after the takeover"
     assert finish(impl, home, clock, old, "failed", reason="late") is False, \
         "the old owner's failure was applied after the takeover"
     assert global_row(home)["ownership_token"] == new, \
         "the job row no longer carries the new owner's token"
-    assert finish(impl, home, clock, new, "succeeded", completed_watermark=5), \
+    assert finish(impl, home, clock, new, "succeeded", completed_watermark=5,
+                  selected=[]), \
         "the new owner's success was not applied"

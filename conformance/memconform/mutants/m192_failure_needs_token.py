@@ -13,9 +13,9 @@ MUTANT = Mutant("m192-failure-needs-token", __doc__ or "", ("p2.race.tokenless-f
 def factory() -> ReferenceAdapter:
     original = jobs.global_failed
 
-    def global_failed(con: sqlite3.Connection, token: str, reason: str, now: int,
-                      delay_s: int = jobs.RETRY_DELAY_S, *, or_unowned: bool = False) -> bool:
-        return original(con, token, reason, now, delay_s)
+    def global_failed(con: sqlite3.Connection, token: str, reason: str, now: int, *,
+                      or_unowned: bool = False) -> bool:
+        return original(con, token, reason, now)
 
     patch(jobs, "global_failed", global_failed)
     return ReferenceAdapter()

@@ -11,9 +11,8 @@ MUTANT = Mutant("m37-failure-reason-dropped", __doc__ or "",
 _original = jobs.failed
 
 
-def _silent(con: sqlite3.Connection, thread_id: str, token: str, reason: str, now: int,
-            delay_s: int = jobs.RETRY_DELAY_S) -> bool:
-    return _original(con, thread_id, token, "", now, delay_s)
+def _silent(con: sqlite3.Connection, thread_id: str, token: str, reason: str, now: int) -> bool:
+    return _original(con, thread_id, token, "", now)
 
 
 def factory() -> ReferenceAdapter:
