@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,12 +96,13 @@ def _u64(value: Any) -> int:
     return value
 
 
-# The composite shapes are classes, not closures: the work happens in `__call__`, when an item
-# is read, so what checks an item is also what a trace of that check sees.
+# The composite shapes are frozen dataclasses, not closures or hand-written constructors: they
+# are built at import, and all their work happens in `__call__`, when an item is read, so what
+# checks an item is also what a trace of that check sees.
 
+@dataclass(frozen=True)
 class _OneOf:
-    def __init__(self, *names: str) -> None:
-        self.names = names
+    names: tuple[str, ...]
 
     def __call__(self, value: Any) -> str:
         if value not in self.names or not isinstance(value, str):
@@ -108,9 +110,9 @@ class _OneOf:
         return value
 
 
+@dataclass(frozen=True)
 class _List:
-    def __init__(self, element: Shape) -> None:
-        self.element = element
+    element: Shape
 
     def __call__(self, value: Any) -> list[Any]:
         if not isinstance(value, list):
@@ -127,11 +129,12 @@ def _string_map(value: Any) -> dict[str, str]:
 Field = tuple[str, str, Shape]
 
 
+@dataclass(frozen=True)
 class _Record:
     """An object written back with `type` (when tagged) and then `fields`, in this order."""
 
-    def __init__(self, tag: str | None, *fields: Field) -> None:
-        self.tag, self.fields = tag, fields
+    tag: str | None
+    fields: tuple[Field, ...]
 
     def __call__(self, value: Any) -> dict[str, Any]:
         tag = self.tag
@@ -154,12 +157,13 @@ class _Record:
         return out
 
 
+@dataclass(frozen=True)
 class _Tagged:
     """An object whose `type` picks its shape; an unknown type is `{"type": "other"}` when the
     union has a catch-all, else it does not fit."""
 
-    def __init__(self, variants: dict[str, Shape], other: bool = False) -> None:
-        self.variants, self.other = variants, other
+    variants: dict[str, Shape]
+    other: bool = False
 
     def __call__(self, value: Any) -> Any:
         kind = value.get("type") if isinstance(value, dict) else None
@@ -172,12 +176,12 @@ class _Tagged:
         raise UnfitItem(f"unknown type {kind!r:.40}")
 
 
-IMAGE_DETAIL = _OneOf("auto", "low", "high", "original")
-_INPUT_TEXT = _Record("input_text", ("text", REQUIRED, _string))
-_INPUT_IMAGE = _Record("input_image", ("image_url", REQUIRED, _string),
-                       ("detail", OPTIONAL, IMAGE_DETAIL))
+IMAGE_DETAIL = _OneOf(("auto", "low", "high", "original"))
+_INPUT_TEXT = _Record("input_text", (("text", REQUIRED, _string),))
+_INPUT_IMAGE = _Record("input_image", (("image_url", REQUIRED, _string),
+                        ("detail", OPTIONAL, IMAGE_DETAIL)))
 _CONTENT = _List(_Tagged({"input_text": _INPUT_TEXT, "input_image": _INPUT_IMAGE,
-                          "output_text": _Record("output_text", ("text", REQUIRED, _string))}))
+                          "output_text": _Record("output_text", (("text", REQUIRED, _string),))}))
 _TOOL_CONTENT = _List(_Tagged({"input_text": _INPUT_TEXT, "input_image": _INPUT_IMAGE}))
 
 
@@ -188,51 +192,51 @@ def _tool_output(value: Any) -> Any:
 
 _ID: Field = ("id", OPTIONAL, _string)
 _METADATA: Field = ("internal_chat_message_metadata_passthrough", OPTIONAL,
-                    _Record(None, ("turn_id", OPTIONAL, _string)))
-_SHELL_ACTION = _Tagged({"exec": _Record(
-    "exec", ("command", REQUIRED, _List(_string)), ("timeout_ms", NULLABLE, _u64),
+                    _Record(None, (("turn_id", OPTIONAL, _string),)))
+_SHELL_ACTION = _Tagged({"exec": _Record("exec", (
+    ("command", REQUIRED, _List(_string)), ("timeout_ms", NULLABLE, _u64),
     ("working_directory", NULLABLE, _string), ("env", NULLABLE, _string_map),
-    ("user", NULLABLE, _string))})
+    ("user", NULLABLE, _string)))})
 _WEB_ACTION = _Tagged({
-    "search": _Record("search", ("query", OPTIONAL, _string),
-                      ("queries", OPTIONAL, _List(_string))),
-    "open_page": _Record("open_page", ("url", OPTIONAL, _string)),
-    "find_in_page": _Record("find_in_page", ("url", OPTIONAL, _string),
-                            ("pattern", OPTIONAL, _string)),
+    "search": _Record("search", (("query", OPTIONAL, _string),
+                       ("queries", OPTIONAL, _List(_string)))),
+    "open_page": _Record("open_page", (("url", OPTIONAL, _string),)),
+    "find_in_page": _Record("find_in_page", (("url", OPTIONAL, _string),
+                             ("pattern", OPTIONAL, _string))),
 }, other=True)
 
 ITEM_SHAPES: dict[str, Shape] = {
-    "message": _Record("message", _ID, ("role", REQUIRED, _string),
-                       ("content", REQUIRED, _CONTENT),
-                       ("phase", OPTIONAL, _OneOf("commentary", "final_answer")), _METADATA),
-    "function_call": _Record("function_call", _ID, ("name", REQUIRED, _string),
-                             ("namespace", OPTIONAL, _string),
-                             ("arguments", REQUIRED, _string),
-                             ("call_id", REQUIRED, _string), _METADATA),
-    "function_call_output": _Record("function_call_output", _ID,
-                                    ("call_id", REQUIRED, _string),
-                                    ("output", REQUIRED, _tool_output), _METADATA),
-    "custom_tool_call": _Record("custom_tool_call", _ID, ("status", OPTIONAL, _string),
-                                ("call_id", REQUIRED, _string), ("name", REQUIRED, _string),
-                                ("input", REQUIRED, _string), _METADATA),
-    "custom_tool_call_output": _Record("custom_tool_call_output", _ID,
-                                       ("call_id", REQUIRED, _string),
-                                       ("name", OPTIONAL, _string),
-                                       ("output", REQUIRED, _tool_output), _METADATA),
-    "local_shell_call": _Record("local_shell_call", _ID, ("call_id", NULLABLE, _string),
-                                ("status", REQUIRED,
-                                 _OneOf("completed", "in_progress", "incomplete")),
-                                ("action", REQUIRED, _SHELL_ACTION), _METADATA),
-    "web_search_call": _Record("web_search_call", _ID, ("status", OPTIONAL, _string),
-                               ("action", OPTIONAL, _WEB_ACTION), _METADATA),
-    "tool_search_call": _Record("tool_search_call", _ID, ("call_id", NULLABLE, _string),
-                                ("status", OPTIONAL, _string),
-                                ("execution", REQUIRED, _string),
-                                ("arguments", REQUIRED, _anything), _METADATA),
-    "tool_search_output": _Record("tool_search_output", _ID, ("call_id", NULLABLE, _string),
-                                  ("status", REQUIRED, _string),
-                                  ("execution", REQUIRED, _string),
-                                  ("tools", REQUIRED, _List(_anything)), _METADATA),
+    "message": _Record("message", (_ID, ("role", REQUIRED, _string),
+                        ("content", REQUIRED, _CONTENT),
+                        ("phase", OPTIONAL, _OneOf(("commentary", "final_answer"))), _METADATA)),
+    "function_call": _Record("function_call", (_ID, ("name", REQUIRED, _string),
+                              ("namespace", OPTIONAL, _string),
+                              ("arguments", REQUIRED, _string),
+                              ("call_id", REQUIRED, _string), _METADATA)),
+    "function_call_output": _Record("function_call_output", (_ID,
+                                     ("call_id", REQUIRED, _string),
+                                     ("output", REQUIRED, _tool_output), _METADATA)),
+    "custom_tool_call": _Record("custom_tool_call", (_ID, ("status", OPTIONAL, _string),
+                                 ("call_id", REQUIRED, _string), ("name", REQUIRED, _string),
+                                 ("input", REQUIRED, _string), _METADATA)),
+    "custom_tool_call_output": _Record("custom_tool_call_output", (_ID,
+                                        ("call_id", REQUIRED, _string),
+                                        ("name", OPTIONAL, _string),
+                                        ("output", REQUIRED, _tool_output), _METADATA)),
+    "local_shell_call": _Record("local_shell_call", (_ID, ("call_id", NULLABLE, _string),
+                                 ("status", REQUIRED,
+                                  _OneOf(("completed", "in_progress", "incomplete"))),
+                                 ("action", REQUIRED, _SHELL_ACTION), _METADATA)),
+    "web_search_call": _Record("web_search_call", (_ID, ("status", OPTIONAL, _string),
+                                ("action", OPTIONAL, _WEB_ACTION), _METADATA)),
+    "tool_search_call": _Record("tool_search_call", (_ID, ("call_id", NULLABLE, _string),
+                                 ("status", OPTIONAL, _string),
+                                 ("execution", REQUIRED, _string),
+                                 ("arguments", REQUIRED, _anything), _METADATA)),
+    "tool_search_output": _Record("tool_search_output", (_ID, ("call_id", NULLABLE, _string),
+                                   ("status", REQUIRED, _string),
+                                   ("execution", REQUIRED, _string),
+                                   ("tools", REQUIRED, _List(_anything)), _METADATA)),
 }
 
 
