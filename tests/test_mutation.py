@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -219,7 +220,11 @@ def test_sigterm_stops_mutmut_and_restores_the_handlers(tmp_path: Path,
 
     from memconform.mutation import runner
 
-    monkeypatch.setattr(runner, "mutmut_command", lambda workers, names: ["sleep", "60"])
+    # a stand-in for the launcher, which takes back a SIGINT inherited as ignored (a run
+    # started in the background, as CI may start this test; see the test below)
+    stand_in = [sys.executable, "-c", "import signal, time\n"
+                "signal.signal(signal.SIGINT, signal.default_int_handler)\ntime.sleep(60)"]
+    monkeypatch.setattr(runner, "mutmut_command", lambda workers, names: stand_in)
     before = signal.getsignal(signal.SIGTERM)
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
     timer.start()
