@@ -20,12 +20,13 @@ def any_map(value: Any) -> dict[str, Any]:
 
 def factory() -> ReferenceAdapter:
     action = ri._Tagged({"exec": ri._Record(
-        "exec", ("command", ri.REQUIRED, ri._List(ri._string)),
-        ("timeout_ms", ri.NULLABLE, ri._u64), ("working_directory", ri.NULLABLE, ri._string),
-        ("env", ri.NULLABLE, any_map), ("user", ri.NULLABLE, ri._string))})
-    status = ri._OneOf("completed", "in_progress", "incomplete")
-    shell = ri._Record("local_shell_call", ri._ID, ("call_id", ri.NULLABLE, ri._string),
-                       ("status", ri.REQUIRED, status), ("action", ri.REQUIRED, action),
-                       ri._METADATA)
+        "exec", (("command", ri.REQUIRED, ri._List(ri._string)),
+                 ("timeout_ms", ri.NULLABLE, ri._u64),
+                 ("working_directory", ri.NULLABLE, ri._string),
+                 ("env", ri.NULLABLE, any_map), ("user", ri.NULLABLE, ri._string)))})
+    status = ri._OneOf(("completed", "in_progress", "incomplete"))
+    shell = ri._Record("local_shell_call", (ri._ID, ("call_id", ri.NULLABLE, ri._string),
+                                            ("status", ri.REQUIRED, status),
+                                            ("action", ri.REQUIRED, action), ri._METADATA))
     patch(ri, "ITEM_SHAPES", {**ri.ITEM_SHAPES, "local_shell_call": shell})
     return ReferenceAdapter()
