@@ -15,7 +15,9 @@ Normalization (the only place it is defined):
 - times become offsets from the check's harness clock, rounded to minutes: whole-second and
   millisecond integers within a year of it (older ones, e.g. read from a fixed UUIDv7, stay),
   ISO-8601 stamps (`2026-06-01T09:00:00+00:00`, `…Z`, `…T09-00-00` as in file names) →
-  `<now+120m>`;
+  `<now+120m>`; the `YYYY/MM/DD/` directory a rollout file sits in, named for the same moment
+  as the file, becomes `<day>/` once the file's stamp was made relative (a clock near midnight
+  puts the same relative time on two days);
 - temporary directories and ports were already normalized in the capture (`<tmp>`, `<port>`).
 
 A difference is a path into the state with both values: rows by table and primary key
@@ -40,6 +42,7 @@ from typing import Any
 
 UUID = re.compile(r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b", re.I)
 STAMP = re.compile(r"\b(\d{4}-\d\d-\d\d)T(\d\d)[:-](\d\d)[:-](\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)?")
+DAY_DIR = re.compile(r"\b\d{4}/\d\d/\d\d/(?=rollout-<now[+-]\d+m>)")
 WINDOW_S = 365 * 86_400  # times the harness derives from its clock; older ones are absolute
 NOT_RUN = {"unsupported", "not-implemented", "skip"}
 EXPECTED_FAILURE = ("a known divergence: the check is an expected failure on side {side}, whose "
@@ -90,7 +93,7 @@ class _Normalizer:
         value = UUID.sub(self._id, value)
         if self.now_s is not None:
             now_s = self.now_s
-            value = STAMP.sub(lambda m: _stamp(m, now_s), value)
+            value = DAY_DIR.sub("<day>/", STAMP.sub(lambda m: _stamp(m, now_s), value))
         return value
 
     def value(self, value: Any) -> Any:
