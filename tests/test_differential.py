@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from memconform.home import uuid7
 
 ADAPTERS = Path(__file__).parent / "adapters"
 DIFFERS = "python:differs:factory"
+THREAD = "019a2b3c-4d5e-7f60-8a1b-2c3d4e5f6a7b"
 CHECK = "p2.fs.raw-memories"  # one startup: seeded outputs, raw_memories.md, one consolidation
 
 
@@ -158,31 +160,31 @@ def test_an_expected_failure_lists_its_differences_as_known() -> None:
     assert result.found[0]["allowed"].startswith("a known divergence")
 
 
-def _rollout_path(now: str, minutes_before: int) -> tuple[int, dict[str, Any]]:
-    from datetime import datetime, timedelta
+def _seeded_rollout(now: str, minutes_before: int) -> dict[str, Any]:
+    """A state whose clock is `now`, with a thread row whose rollout was written
+    `minutes_before` it (in its day's directory, as Codex files rollouts)."""
     clock = datetime.fromisoformat(now)
     moment = clock - timedelta(minutes=minutes_before)
     path = (f"<tmp>/codex-home/sessions/{moment:%Y/%m/%d}/rollout-{moment:%Y-%m-%dT%H-%M-%S}-"
-            "019a2b3c-4d5e-7f60-8a1b-2c3d4e5f6a7b.jsonl")
-    state = _state()
-    state["now_ms"] = int(clock.timestamp() * 1000)
+            f"{THREAD}.jsonl")
+    state = _state(now_ms=int(clock.timestamp() * 1000))
     state["db"]["state_5.sqlite"] = {"threads": {"key": ["id"], "rows": [
-        {"id": "019a2b3c-4d5e-7f60-8a1b-2c3d4e5f6a7b", "rollout_path": path}]}}
-    return state["now_ms"], state
+        {"id": THREAD, "rollout_path": path}]}}
+    return state
 
 
 def test_a_rollout_day_directory_follows_its_relative_time_across_midnight() -> None:
     """A thread seeded 6 minutes before each side's clock: one clock just after midnight puts
     its rollout under the previous day's directory, the other under the same day's."""
-    _, a = _rollout_path("2026-12-05T00:05:00+00:00", 6)
-    _, b = _rollout_path("2026-12-05T00:15:00+00:00", 6)
+    a = _seeded_rollout("2026-12-05T00:05:00+00:00", 6)
+    b = _seeded_rollout("2026-12-05T00:15:00+00:00", 6)
     assert "/2026/12/04/" in json.dumps(a) and "/2026/12/05/" in json.dumps(b)
     [result], _, _ = differential.compare({"x": {"status": "pass", "state": a}},
                                           {"x": {"status": "pass", "state": b}}, [])
     assert result.found == []
-    _, later = _rollout_path("2026-12-05T00:15:00+00:00", 26)  # another relative time
+    later = _seeded_rollout("2026-12-05T00:15:00+00:00", 26)  # another relative time
     [result], _, _ = differential.compare({"x": {"status": "pass", "state": a}},
                                           {"x": {"status": "pass", "state": later}}, [])
     assert [d["where"] for d in result.found] == [
-        'db["state_5.sqlite"].threads["019a2b3c-4d5e-7f60-8a1b-2c3d4e5f6a7b"].rollout_path'], \
+        f'db["state_5.sqlite"].threads["{THREAD}"].rollout_path'], \
         result.found

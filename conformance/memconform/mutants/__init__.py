@@ -10,8 +10,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 
 class MutantError(RuntimeError):
@@ -49,6 +50,27 @@ def waive_refusal(word: str) -> None:
             raise
 
     patch(patching, "confined", confined)
+
+
+def read_shell_exec_field(name: str, shape: Callable[[Any], Any]) -> None:
+    """Make the reference read the `name` field of a local shell call's exec action with
+    `shape`; the rest of its item shapes stay as they are."""
+    from memref import rollout_input as ri
+
+    def swapped(record: object, field: str, new: Callable[[Any], Any]) -> ri._Record:
+        if not isinstance(record, ri._Record) or field not in {f[0] for f in record.fields}:
+            raise AttributeError(f"mutant target {record!r:.80} has no field {field!r}")
+        return replace(record, fields=tuple((n, presence, new if n == field else old)
+                                            for n, presence, old in record.fields))
+
+    shell = ri.ITEM_SHAPES["local_shell_call"]
+    assert isinstance(shell, ri._Record)
+    action = next(s for n, _, s in shell.fields if n == "action")
+    assert isinstance(action, ri._Tagged)
+    exec_action = swapped(action.variants["exec"], name, shape)
+    action = replace(action, variants={**action.variants, "exec": exec_action})
+    patch(ri, "ITEM_SHAPES", {**ri.ITEM_SHAPES,
+                              "local_shell_call": swapped(shell, "action", action)})
 
 
 def discover() -> list[tuple[str, Mutant]]:

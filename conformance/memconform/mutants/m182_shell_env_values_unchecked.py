@@ -4,7 +4,7 @@ skipped as not fitting its type."""
 
 from typing import Any
 
-from memconform.mutants import Mutant, patch
+from memconform.mutants import Mutant, read_shell_exec_field
 from memref import rollout_input as ri
 from memref.adapter import ReferenceAdapter
 
@@ -19,14 +19,5 @@ def any_map(value: Any) -> dict[str, Any]:
 
 
 def factory() -> ReferenceAdapter:
-    action = ri._Tagged({"exec": ri._Record(
-        "exec", (("command", ri.REQUIRED, ri._List(ri._string)),
-                 ("timeout_ms", ri.NULLABLE, ri._u64),
-                 ("working_directory", ri.NULLABLE, ri._string),
-                 ("env", ri.NULLABLE, any_map), ("user", ri.NULLABLE, ri._string)))})
-    status = ri._OneOf(("completed", "in_progress", "incomplete"))
-    shell = ri._Record("local_shell_call", (ri._ID, ("call_id", ri.NULLABLE, ri._string),
-                                            ("status", ri.REQUIRED, status),
-                                            ("action", ri.REQUIRED, action), ri._METADATA))
-    patch(ri, "ITEM_SHAPES", {**ri.ITEM_SHAPES, "local_shell_call": shell})
+    read_shell_exec_field("env", any_map)
     return ReferenceAdapter()
