@@ -213,9 +213,12 @@ class CodexHome:
         insert_rows(self.ensure_state_db(), "threads", [row])
         return thread
 
-    def add_threads(self, count: int, **spec: Any) -> list[Thread]:
-        """`count` threads with the same options, inserted in one transaction."""
-        built = [self._build_thread(**spec) for _ in range(count)]
+    def add_threads(self, count: int, *, stagger_ms: int = 0, **spec: Any) -> list[Thread]:
+        """`count` threads with the same options, inserted in one transaction; with
+        `stagger_ms`, thread i was updated (and created) i * stagger_ms later than the first."""
+        ago = spec.pop("updated_ago_ms", 2 * HOUR_MS)
+        built = [self._build_thread(updated_ago_ms=ago - i * stagger_ms, **spec)
+                 for i in range(count)]
         insert_rows(self.ensure_state_db(), "threads", [row for row, _ in built])
         return [thread for _, thread in built]
 

@@ -17,7 +17,6 @@ class Candidate:
     rollout_path: str
     updated_at_ms: int
     cwd: str
-    git_branch: str | None
 
     @property
     def watermark(self) -> int:
@@ -40,15 +39,12 @@ ORDER = "updated_at_ms DESC"
 
 
 def scan(con: sqlite3.Connection, *, now_ms: int, current_thread_id: str, max_age_days: int,
-         min_idle_hours: int, scan_limit: int = SCAN_LIMIT) -> list[Candidate]:
-    """Eligible idle threads, newest first."""
-    if scan_limit <= 0:
-        return []
+         min_idle_hours: int) -> list[Candidate]:
+    """Eligible idle threads, newest first, at most SCAN_LIMIT of them."""
     rows = con.execute(
-        "SELECT id, rollout_path, updated_at_ms, cwd, git_branch FROM threads WHERE "
+        "SELECT id, rollout_path, updated_at_ms, cwd FROM threads WHERE "
         + " AND ".join(FILTERS) + f" ORDER BY {ORDER} LIMIT :limit",
         {"current": current_thread_id, "oldest": now_ms - max(max_age_days, 0) * DAY_MS,
-         "newest": now_ms - max(min_idle_hours, 0) * HOUR_MS, "limit": scan_limit},
+         "newest": now_ms - max(min_idle_hours, 0) * HOUR_MS, "limit": SCAN_LIMIT},
     ).fetchall()
-    return [Candidate(r["id"], r["rollout_path"], r["updated_at_ms"], r["cwd"], r["git_branch"])
-            for r in rows]
+    return [Candidate(r["id"], r["rollout_path"], r["updated_at_ms"], r["cwd"]) for r in rows]

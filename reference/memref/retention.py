@@ -10,16 +10,13 @@ from memref.selection import RECENCY, unused_cutoff
 PRUNE_BATCH = 200
 
 
-def prune_stage1_outputs(con: sqlite3.Connection, *, max_unused_days: int, now: int,
-                         limit: int = PRUNE_BATCH) -> int:
-    """Delete up to `limit` rows not in the last Phase-2 selection whose last use (or source
+def prune_stage1_outputs(con: sqlite3.Connection, *, max_unused_days: int, now: int) -> int:
+    """Delete up to PRUNE_BATCH rows not in the last Phase-2 selection whose last use (or source
     time) is older than the cutoff, oldest first. Job rows are never touched."""
-    if limit <= 0:
-        return 0
     cutoff = unused_cutoff(now, max_unused_days)
     with immediate(con):
         return con.execute(
             "DELETE FROM stage1_outputs WHERE thread_id IN (SELECT thread_id FROM stage1_outputs"
             f" WHERE selected_for_phase2 = 0 AND {RECENCY} < ?"
             f" ORDER BY {RECENCY} ASC, source_updated_at ASC, thread_id ASC LIMIT ?)",
-            (cutoff, limit)).rowcount
+            (cutoff, PRUNE_BATCH)).rowcount

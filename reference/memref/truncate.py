@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memref.tokens import BYTES_PER_TOKEN, approx_token_count
+from memref.tokens import BYTES_PER_TOKEN
 
 
 def marker(tokens: int) -> str:
@@ -10,13 +10,12 @@ def marker(tokens: int) -> str:
 
 
 def truncate_middle(text: str, max_tokens: int) -> str:
-    """Keep the first and last halves of a `4 * max_tokens` byte budget, whole characters only,
-    with `…N tokens truncated…` between them (N from total bytes minus budget)."""
+    """Keep the first and last halves of a `4 * max_tokens` byte budget (max_tokens >= 1), whole
+    characters only, with `…N tokens truncated…` between them (N from total bytes minus
+    budget)."""
     data = text.encode("utf-8")
     if not data:
         return ""
-    if max_tokens <= 0:
-        return marker(approx_token_count(text))
     budget = max_tokens * BYTES_PER_TOKEN
     if len(data) <= budget:
         return text

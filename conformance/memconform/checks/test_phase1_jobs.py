@@ -150,6 +150,23 @@ def test_invalid_output(home: CodexHome, model: MockModel, run_startup: StartupR
     assert_failed_once(home, thread, clock)
 
 
+NAMED = [c for c in OUTPUTS["invalid"] if "names" in c]
+
+
+@check("p1.out.error-names-field", title="a failed answer's last_error names the missing or "
+       "unknown field", rules="P1-JOB-05", level="SHOULD", area="phase1")
+@pytest.mark.parametrize("case", NAMED, ids=[c["id"] for c in NAMED])
+def test_error_names_field(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                           case: dict[str, Any]) -> None:
+    thread = extract_once(home, model, run_startup, message(case["text"]))
+    row = job(home, thread.id)
+    assert row is not None and row["status"] == "error", \
+        "the answer did not leave the thread's stage-1 job in error"
+    name, error = case["names"], row["last_error"] or ""
+    assert any(f"{quote}{name}{end}" in error for quote, end in ("``", "''", '""')), \
+        f"the job's last_error does not name the field `{name}` (quoted)"
+
+
 FAULTS = {
     "http-500": http_error(500, "temporary failure"),
     "http-429": http_error(429, "slow down"),

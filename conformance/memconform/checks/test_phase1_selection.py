@@ -56,8 +56,10 @@ def test_select(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     configure(home, case.get("config"))
     threads = {spec["label"]: seed(home, spec) for spec in case["threads"]}
     # A case that extracts nothing is proven against a plainly eligible control thread that
-    # the same startup must extract (every such case keeps the default window and limit).
-    control = None if case["extracted"] else home.add_thread(updated_ago_ms=CONTROL_AGE_MS)
+    # the same startup must extract (every such case keeps the default window and limit), or,
+    # where its config leaves nothing eligible, against a second startup with `then_config`.
+    control = None if case["extracted"] or "then_config" in case else \
+        home.add_thread(updated_ago_ms=CONTROL_AGE_MS)
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
     extracted = [label for label, t in threads.items() if requests_for(model, t.id)]
@@ -74,6 +76,12 @@ def test_select(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                 f"a job row was written for thread {spec['label']}, which was not claimed"
     if control is not None:
         extracted_once(model, control.id, CONTROL)
+    if "then_config" in case:
+        configure(home, case["then_config"])
+        run_startup(home)
+        for label in case["then_extracted"]:
+            extracted_once(model, threads[label].id, f"thread {label} (in a second startup "
+                           f"with {case['then_config']}, the case's control)")
 
 
 @check("p1.cand.scan-limit", title="at most 5,000 candidates are scanned, and up-to-date "

@@ -8,5 +8,5 @@ MUTANT = Mutant("m27-prune-unbounded", __doc__ or "", ("p1.ret.batch",))
 
 
 def factory() -> ReferenceAdapter:
-    patch(retention.prune_stage1_outputs, "__kwdefaults__", {"limit": 1_000_000})
+    patch(retention, "PRUNE_BATCH", 1_000_000)
     return ReferenceAdapter()

@@ -8,5 +8,5 @@ MUTANT = Mutant("m33-scan-unbounded", __doc__ or "", ("p1.cand.scan-limit[5000-u
 
 
 def factory() -> ReferenceAdapter:
-    patch(candidates.scan, "__kwdefaults__", {"scan_limit": 1_000_000})
+    patch(candidates, "SCAN_LIMIT", 1_000_000)
     return ReferenceAdapter()
