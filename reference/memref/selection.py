@@ -75,8 +75,6 @@ def select(memories: sqlite3.Connection, state: sqlite3.Connection, *, limit: in
     Ranked by usage, then last use (or source time), then source time, then id; threads that
     are missing or not `enabled` do not take a slot. Each kept row is re-read by its exact
     `(thread_id, source_updated_at)` snapshot, so a row refreshed meanwhile drops out."""
-    if limit <= 0:
-        return []
     cutoff = unused_cutoff(now, max_unused_days)
     kept: list[tuple[str, int, sqlite3.Row]] = []
     offset = 0

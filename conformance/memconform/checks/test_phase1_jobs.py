@@ -153,8 +153,8 @@ def test_invalid_output(home: CodexHome, model: MockModel, run_startup: StartupR
 NAMED = [c for c in OUTPUTS["invalid"] if "names" in c]
 
 
-@check("p1.out.error-names-field", title="a failed answer's last_error names the missing or "
-       "unknown field", rules="P1-JOB-05", level="SHOULD", area="phase1")
+@check("p1.out.error-names-field", title="a failed answer's last_error names the field at "
+       "fault", rules="P1-JOB-05", level="SHOULD", area="phase1")
 @pytest.mark.parametrize("case", NAMED, ids=[c["id"] for c in NAMED])
 def test_error_names_field(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                            case: dict[str, Any]) -> None:
