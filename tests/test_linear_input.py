@@ -15,7 +15,9 @@ PIECES = ["sk-" + "A" * 24, "AKIA" + "B" * 16, "Bearer abcdefghijklmnopqrs", "ap
           "eyJabcdefghij.eyJabcdefghij.abcdefghij", "ghp_" + "c" * 24, "github_pat_" + "d" * 22,
           "AIza" + "e" * 32, "xoxb-1234567890ab", '{"password": "hunter22"}',
           "https://user:pw@host/x", "\u0131d", "\u017fecret=abcdefghi", "PASSWORD=xyzxyzxyz",
-          "PA\u017eSWORD", " ", "word", "\n", "\u00e9", "\U0001f600"]
+          "PA\u017eSWORD", "ap\u0131_key=abcdefgh9", "AP\u0130_KEY=abcdefgh9",
+          "to\u212aen=abcdefgh", '{"cred\u0131ntial": "hunter22"}', " ", "word",
+          "\n", "\u00e9", "\U0001f600"]
 
 
 def plain_redact(text: str) -> str:

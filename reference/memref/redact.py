@@ -11,16 +11,24 @@ import re
 
 REDACTED = "[REDACTED_SECRET]"
 
+
+def _simple_fold(words: str) -> str:
+    """Key words for a `(?i)` pattern, matched by Unicode simple case folding as Codex's regex
+    engine does: Python's `re` also takes the dotless and dotted i (U+0131, U+0130) for `i`,
+    which that folding does not (the Kelvin sign and long s are `k` and `s` in both)."""
+    return words.replace("i", "(?-i:[iI])")
+
 CODEX_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"sk-[A-Za-z0-9]{20,}"), REDACTED),
     (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"(?i)\bBearer\s+[A-Za-z0-9._\-]{16,}\b"), f"Bearer {REDACTED}"),
-    (re.compile(r"(?i)\b(api[_-]?key|token|secret|password)\b(\s*[:=]\s*)([\"']?)[^\s\"']{8,}"),
-     rf"\1\2\3{REDACTED}"),
+    (re.compile(rf"(?i)\b({_simple_fold('api[_-]?key|token|secret|password')})\b"
+                r"(\s*[:=]\s*)([\"']?)[^\s\"']{8,}"), rf"\1\2\3{REDACTED}"),
 )
 
-_JSON_KEYS = (r"[A-Za-z0-9_\-]*(?:api[_-]?key|token|secret|password|passwd|credential)"
-              r"[A-Za-z0-9_\-]*")
+_JSON_KEYS = (r"[A-Za-z0-9_\-]*(?:"
+              + _simple_fold("api[_-]?key|token|secret|password|passwd|credential")
+              + r")[A-Za-z0-9_\-]*")
 EXTENDED_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
                 re.S), REDACTED),
@@ -51,21 +59,16 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _fold(text: str) -> str:
-    # (?i) also matches the dotless i (U+0131) to `i`, which casefold() keeps as it is
-    return text.casefold().replace("\u0131", "i")
-
-
 def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
     """Each rule in order over the whole text, skipping rules that cannot match."""
-    folded = _fold(text)
+    folded = text.casefold()
     for pattern, replacement in rules:
         triggers = TRIGGERS.get(pattern.pattern)
         if triggers is not None and not any(t in folded for t in triggers):
             continue
         text, count = pattern.subn(replacement, text)
         if count:
-            folded = _fold(text)
+            folded = text.casefold()
     return text
 
 
