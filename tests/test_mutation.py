@@ -160,7 +160,8 @@ def test_mutants_no_check_reaches_are_survivors_until_triaged(tmp_path: Path) ->
 @needs_mutmut
 def test_every_mutant_of_the_usage_module_is_killed_or_triaged(tmp_path: Path) -> None:
     """The CI subset of `tox -e mutation`: memref.usage against the read checks, judged with
-    the shipped equivalent-mutant file (its SQL letter-case mutants)."""
+    the shipped equivalent-mutant file; its four SQL letter-case mutants are proved
+    equivalent by the sql-letter-case class."""
     result = run_cli("selftest", "--mutation", "--only", "usage.py", "--area", "read",
                      "--cache-dir", str(tmp_path / "cache"), "--report-dir", str(tmp_path / "r"),
                      "--budget", "900", cwd=tmp_path, timeout=1200)

@@ -57,7 +57,8 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
             if mutant.status == results.NOT_CHECKED:
                 mutant.status = results.NO_TESTS
     undetected = [m.id for m in mutants if m.status in results.UNDETECTED]
-    verdict = results.judge(mutants, equivalents, results.diffs(work, undetected))
+    verdict = results.judge(mutants, equivalents, results.diffs(work, undetected),
+                            results.source_reader(work))
     facts = {"date": dt.date.today().isoformat(), "mutmut": importlib.metadata.version("mutmut"),
              "scope": settings.scope, "areas": list(settings.areas), "only": list(settings.only),
              "workers": workers, "seconds": round(outcome.seconds, 1),

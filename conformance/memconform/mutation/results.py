@@ -6,12 +6,14 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 
+from memconform.mutation import sqlcase
 from memconform.mutation.triage import Equivalent
 
 # mutmut's exit codes -> our statuses
@@ -83,6 +85,18 @@ def collect(work: Path) -> list[Mutant]:
     return found
 
 
+def source_reader(work: Path) -> Callable[[str], str | None]:
+    """The original source of a mutated module in the work directory (`memref.jobs` ->
+    `src/memref/jobs.py`), or None when there is none."""
+    def read(module: str) -> str | None:
+        path = work / "src" / Path(*module.split(".")).with_suffix(".py")
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError:
+            return None
+    return read
+
+
 def diffs(work: Path, names: list[str]) -> dict[str, str]:
     """mutmut's unified diff of each named mutant."""
     if not names:
@@ -95,9 +109,12 @@ def diffs(work: Path, names: list[str]) -> dict[str, str]:
 
 
 def judge(mutants: list[Mutant], equivalents: dict[str, Equivalent],
-          diff_of: dict[str, str]) -> Verdict:
+          diff_of: dict[str, str],
+          source_of: Callable[[str], str | None] = lambda module: None) -> Verdict:
     """Apply the triage file: an undetected mutant it lists with the same diff is
-    `equivalent`; an entry that lists a detected, missing or changed mutant is stale."""
+    `equivalent`; an entry that lists a detected, missing or changed mutant is stale. An
+    undetected mutant it does not list is `equivalent` when `sqlcase` proves it against its
+    module's original source (`source_of`)."""
     by_id = {m.id: m for m in mutants}
     modules = {m.module for m in mutants}  # an entry of a module not mutated here is not judged
     stale = []
@@ -118,6 +135,11 @@ def judge(mutants: list[Mutant], equivalents: dict[str, Equivalent],
             stale.append(f"{key}: its diff changed (the code changed; triage it again)")
         else:
             mutant.status, mutant.reason = EQUIVALENT, entry.reason
+    for m in mutants:
+        if m.status in UNDETECTED and m.diff:
+            source = source_of(m.module)
+            if source is not None and sqlcase.is_sql_letter_case(m.diff, source):
+                m.status, m.reason = EQUIVALENT, sqlcase.REASON
     return Verdict(mutants, stale)
 
 
@@ -141,6 +163,10 @@ def markdown(verdict: Verdict, facts: dict[str, Any]) -> str:
         name = module or "**all**"
         lines.append(f"| {name} | " + " | ".join(str(counts[s]) for s in STATUSES)
                      + f" | {_percent(verdict.score(module))} |")
+    by_class = sum(m.reason == sqlcase.REASON for m in verdict.mutants)
+    if by_class:
+        lines += ["", f"{by_class} of the equivalent mutants are proved by the sql-letter-case "
+                  "class (only the letter case of SQL words in an executed statement changes)."]
     if excluded:
         lines += ["", "## Not mutated", "", *excluded]
     if verdict.stale:

@@ -1,0 +1,95 @@
+"""The sql-letter-case class: proved only where SQLite cannot tell the two statements apart."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from memconform.mutation import results, sqlcase
+from memconform.mutation.triage import Equivalent
+
+SOURCE = '''\
+def finish(con, key, now):
+    con.execute(
+        "UPDATE jobs SET status = 'done', finished_at = :now"
+        " WHERE job_key = ?", {"now": now})
+    name = "memory_summary.md"
+    owner = "ownership_token = ?"
+    con.execute(f"SELECT 1 FROM jobs WHERE {owner}", (key,))
+'''
+
+
+def diff(old: str, new: str) -> str:
+    return f"--- src/memref/m.py\n+++ src/memref/m.py\n@@ -1,3 +1,3 @@\n-{old}\n+{new}\n"
+
+
+LINE = '''        "UPDATE jobs SET status = 'done', finished_at = :now"'''
+WHERE = '''        " WHERE job_key = ?", {"now": now})'''
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (LINE, LINE.replace("UPDATE jobs SET", "update JOBS set")),
+    (LINE, LINE.replace("finished_at", "FINISHED_AT")),
+    (WHERE, WHERE.replace("WHERE job_key", "where JOB_KEY")),
+], ids=["keywords-and-table", "column", "continuation-line"])
+def test_case_of_sql_words_in_an_executed_statement_is_equivalent(old: str, new: str) -> None:
+    assert sqlcase.is_sql_letter_case(diff(old, new), SOURCE)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (LINE, LINE.replace("'done'", "'DONE'")),
+    (LINE, LINE.replace(":now", ":NOW")),
+    (WHERE, WHERE.replace('"now"', '"NOW"')),
+    ('    name = "memory_summary.md"', '    name = "MEMORY_SUMMARY.MD"'),
+    ('    owner = "ownership_token = ?"', '    owner = "OWNERSHIP_TOKEN = ?"'),
+    (LINE, LINE.replace("UPDATE jobs", "XXUPDATE jobs")),
+    ('    con.execute(f"SELECT 1 FROM jobs WHERE {owner}", (key,))',
+     '    con.execute(f"select 1 from jobs where {owner}", (key,))'),
+], ids=["quoted-literal", "named-parameter", "parameter-dict-key", "not-sql",
+        "sql-outside-the-call", "not-only-case", "f-string"])
+def test_anything_else_is_not(old: str, new: str) -> None:
+    assert not sqlcase.is_sql_letter_case(diff(old, new), SOURCE)
+
+
+def test_a_line_the_source_does_not_hold_is_not_proved() -> None:
+    old = '''        "UPDATE other SET x = 1"'''
+    assert not sqlcase.is_sql_letter_case(diff(old, old.lower()), SOURCE)
+
+
+def test_the_class_agrees_with_sqlite_on_the_words_it_admits() -> None:
+    """What the class admits as equivalent, SQLite compiles to the same program; what it
+    refuses (a quoted literal's case) SQLite does not."""
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE jobs (job_key TEXT, status TEXT, finished_at INTEGER)")
+
+    def program(sql: str) -> list[tuple[object, ...]]:
+        return con.execute("EXPLAIN " + sql, {"now": 1}).fetchall()
+
+    sql = "UPDATE jobs SET status = 'done', finished_at = :now WHERE job_key = 'k'"
+    assert program(sql) == program(sql.replace("UPDATE jobs SET", "update JOBS set")
+                                   .replace("finished_at", "FINISHED_AT"))
+    assert program(sql) != program(sql.replace("'done'", "'DONE'"))
+
+
+def test_judge_marks_a_proved_survivor_equivalent_and_leaves_the_rest() -> None:
+    proved = results.Mutant("memref.m.x_finish__mutmut_1", "memref.m", results.SURVIVED)
+    other = results.Mutant("memref.m.x_finish__mutmut_2", "memref.m", results.SURVIVED)
+    killed = results.Mutant("memref.m.x_finish__mutmut_3", "memref.m", results.KILLED)
+    diffs = {proved.id: diff(LINE, LINE.replace("UPDATE jobs SET", "update jobs set")),
+             other.id: diff(LINE, LINE.replace("'done'", "'DONE'"))}
+    verdict = results.judge([proved, other, killed], {}, diffs,
+                            lambda module: SOURCE if module == "memref.m" else None)
+    assert proved.status == results.EQUIVALENT and proved.reason == sqlcase.REASON
+    assert other.status == results.SURVIVED and verdict.untriaged == [other]
+    assert "1 of the equivalent mutants are proved by the sql-letter-case class" in \
+        results.markdown(verdict, {"date": "d", "mutmut": "3", "scope": "local", "areas": [],
+                                   "workers": 1, "seconds": 1.0, "budget_spent": False})
+
+
+def test_a_listed_entry_wins_over_the_class() -> None:
+    mutant = results.Mutant("memref.m.x_finish__mutmut_1", "memref.m", results.SURVIVED)
+    text = diff(LINE, LINE.replace("UPDATE", "update"))
+    entry = Equivalent(mutant.id, "listed by hand", text.strip("\n"))
+    results.judge([mutant], {mutant.id: entry}, {mutant.id: text}, lambda module: SOURCE)
+    assert mutant.reason == "listed by hand"
