@@ -257,11 +257,11 @@ def global_failed(con: sqlite3.Connection, token: str, reason: str, now: int, *,
                   or_unowned: bool = False) -> bool:
     """Record a failed consolidation with a retry backoff (P2-JOB-04); `or_unowned` also
     recovers a running row whose token was cleared."""
-    owner = "(ownership_token = ? OR ownership_token IS NULL)" if or_unowned else \
-        "ownership_token = ?"
     with immediate(con):
         return con.execute(
             "UPDATE jobs SET status = 'error', finished_at = ?, lease_until = NULL,"
             " retry_at = ?, retry_remaining = max(retry_remaining - 1, 0), last_error = ?"
-            f" WHERE kind = ? AND job_key = ? AND status = 'running' AND {owner}",
-            (now, now + RETRY_DELAY_S, reason, GLOBAL, GLOBAL_KEY, token)).rowcount > 0
+            " WHERE kind = ? AND job_key = ? AND status = 'running'"
+            " AND (ownership_token = ? OR (? AND ownership_token IS NULL))",
+            (now, now + RETRY_DELAY_S, reason, GLOBAL, GLOBAL_KEY, token, or_unowned)
+        ).rowcount > 0
