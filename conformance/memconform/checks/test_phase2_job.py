@@ -257,3 +257,53 @@ def test_ownership(impl: Adapter, home: CodexHome, clock: HarnessClock) -> None:
     assert finish(impl, home, clock, new, "succeeded", completed_watermark=5,
                   selected=[]), \
         "the new owner's success was not applied"
+
+
+@check("p2.job.floored-now", title="at now_ms .999 s every time the consolidation job stores is "
+       "now rounded down to whole seconds", rules=("P2-JOB-01", "P2-JOB-02", "P2-JOB-04",
+                                                   "P2-JOB-05"),
+       level="SHOULD", area="phase2", needs=NEEDS)
+@pytest.mark.parametrize("step", ["claim", "heartbeat", "success", "failure"])
+def test_floored_now(impl: Adapter, home: CodexHome, clock: HarnessClock, step: str) -> None:
+    home.ensure_memories_db()
+    clock.advance(0.999)  # now_ms = E + 999; "now" is still E / 1000 (clock.now floors)
+    token = owned(claim(impl, home, clock), NO_ROW)
+    if step == "heartbeat":
+        clock.advance(600)
+        assert heartbeat(impl, home, clock, token) is True, \
+            "the owner's heartbeat on its running job was not applied"
+    elif step == "success":
+        assert finish(impl, home, clock, token, "succeeded", completed_watermark=5,
+                      selected=[]), "phase2.finish of a success by the job's owner was not applied"
+    elif step == "failure":
+        assert finish(impl, home, clock, token, "failed", reason="failed_agent"), \
+            "phase2.finish of a failure by the job's owner was not applied"
+    row = global_row(home)
+    if step in ("claim", "heartbeat"):
+        if step == "claim":
+            assert row["started_at"] == clock.now, \
+                "started_at is not now_ms rounded down to seconds (.999 s must not round up)"
+        assert row["lease_until"] == clock.now + LEASE_S, \
+            "lease_until is not now_ms rounded down to seconds plus 3600"
+        return
+    assert row["finished_at"] == clock.now, \
+        "finished_at is not now_ms rounded down to seconds (.999 s must not round up)"
+    if step == "failure":
+        assert row["retry_at"] == clock.now + RETRY_DELAY_S, \
+            "retry_at is not now_ms rounded down to seconds plus one hour"
+
+
+@check("p2.job.failure-budget", title="a failure spends one retry and an exhausted budget stays "
+       "at zero", rules="P2-JOB-04", level="SHOULD", area="phase2", needs=NEEDS)
+@pytest.mark.parametrize(("left", "after"), [(1, 0), (0, 0)], ids=["one-left", "none-left"])
+def test_failure_budget(impl: Adapter, home: CodexHome, clock: HarnessClock, left: int,
+                        after: int) -> None:
+    home.ensure_memories_db()
+    home.add_job(GLOBAL, "global", status="error", finished_at=clock.now - 60,
+                 last_error="failed_agent", retry_remaining=left, input_watermark=3)
+    token = owned(claim(impl, home, clock), f"on a failed job with {left} retries left")
+    assert finish(impl, home, clock, token, "failed", reason="failed_agent"), \
+        "phase2.finish of a failure by the job's owner was not applied"
+    assert global_row(home)["retry_remaining"] == after, \
+        f"a failure with {left} retries left did not leave retry_remaining at {after} (one " \
+        "lower, never below zero)"
