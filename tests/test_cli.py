@@ -132,3 +132,12 @@ def test_summary_formats(ref_run: tuple[int, Path, str], tmp_path: Path, fmt: st
 def test_summary_of_a_missing_report_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli("summary", str(tmp_path / "nope.jsonl"), cwd=tmp_path)
     assert result.returncode == 2 and "no such report" in result.stderr
+
+
+def test_an_unknown_id_suggests_each_near_id_once() -> None:
+    from memconform.selection import unknown_ids
+
+    [problem] = unknown_ids(["p1.job.floored-nov"], ["p1.job.floored-now[success]",
+                                                      "p1.job.claim-floored-now"])
+    hint = problem.split("did you mean ", 1)[1].rstrip("?").split(", ")
+    assert len(hint) == len(set(hint)) and "p1.job.claim-floored-now" in hint, problem

@@ -92,7 +92,7 @@ def unknown_ids(wanted: Iterable[str], known: Iterable[str]) -> list[str]:
     for key in wanted:
         if any(id_covers(key, k) for k in known):
             continue
-        near = difflib.get_close_matches(key, bases + known, n=3, cutoff=0.6)
+        near = difflib.get_close_matches(key, sorted({*bases, *known}), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         problems.append(f"unknown check id {key!r}{hint}")
     return problems
