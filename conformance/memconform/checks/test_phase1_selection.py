@@ -148,18 +148,42 @@ BOUNDS: dict[str, tuple[int, float, bool, str]] = {
     "age-exactly-ten-days-now-at-1ms": (
         TEN_DAYS_MS - 1, 0.001, True, "with now_ms at .001 s the thread exactly 10 days old "
         "was not extracted: now was rounded up to the next second"),
+    # the clamped ends (CFG-02): a configured 49 h idle is 48 h and 91 days of age is 90
+    "idle-clamped-exactly-48-hours": (48 * HOUR_MS, 0, True, "with min_rollout_idle_hours "
+                                      "49 (clamped to 48) the thread idle exactly 48 h was not "
+                                      "extracted"),
+    "idle-clamped-one-ms-short": (48 * HOUR_MS - 1, 0, False, "with min_rollout_idle_hours 49 "
+                                  "(clamped to 48) the thread idle one millisecond less than "
+                                  "48 h was extracted"),
+    "age-clamped-exactly-90-days": (9 * TEN_DAYS_MS, 0, True, "with max_rollout_age_days 91 "
+                                    "(clamped to 90) the thread exactly 90 days old was not "
+                                    "extracted"),
+    "age-clamped-one-ms-over": (9 * TEN_DAYS_MS + 1, 0, False, "with max_rollout_age_days 91 "
+                                "(clamped to 90) the thread one millisecond older than 90 days "
+                                "was extracted: the age was not clamped"),
 }
+# bounds whose window is configured beyond a clamp (the rest use the defaults' 1 h and 10 days)
+BOUND_CONFIG: dict[str, dict[str, int]] = {
+    "idle-clamped-exactly-48-hours": {"min_rollout_idle_hours": 49},
+    "idle-clamped-one-ms-short": {"min_rollout_idle_hours": 49},
+    "age-clamped-exactly-90-days": {"max_rollout_age_days": 91},
+    "age-clamped-one-ms-over": {"max_rollout_age_days": 91},
+}
+# the control thread of a bound that extracts nothing must itself be idle long enough
+CONTROL_AGE = {"idle-clamped-one-ms-short": 49 * HOUR_MS}
 
 
 @check("p1.cand.window-bounds", title="both ends of the idle/age window are inclusive, to the "
-       "millisecond", rules="P1-CAND-02", level="SHOULD", area="phase1", needs=("clock.inject",))
+       "millisecond", rules=("P1-CAND-02", "CFG-02"), level="SHOULD", area="phase1",
+       needs=("clock.inject",))
 @pytest.mark.parametrize("bound", sorted(BOUNDS))
 def test_window_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                        clock: HarnessClock, bound: str) -> None:
-    configure(home)
+    configure(home, BOUND_CONFIG.get(bound))
     age_ms, advance_s, extracted, wrong = BOUNDS[bound]
     thread = home.add_thread(updated_ago_ms=age_ms)
-    control = None if extracted else home.add_thread(updated_ago_ms=CONTROL_AGE_MS)
+    control = None if extracted else home.add_thread(
+        updated_ago_ms=CONTROL_AGE.get(bound, CONTROL_AGE_MS))
     model.on("stage1", json_output(VALID_OUTPUT))
     if advance_s:
         clock.advance(advance_s)
@@ -167,3 +191,21 @@ def test_window_bounds(home: CodexHome, model: MockModel, run_startup: StartupRu
     assert bool(requests_for(model, thread.id)) is extracted, wrong
     if control is not None:
         extracted_once(model, control.id, CONTROL)
+
+
+@check("p1.cand.per-startup-clamp", title="a startup claims at most 128 threads, however many "
+       "the configuration allows", rules=("P1-CAND-03", "CFG-02"), level="MUST", area="phase1")
+@pytest.mark.parametrize("limit", [128, 129], ids=["exactly-128", "129-clamps-to-128"])
+def test_per_startup_clamp(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                           limit: int) -> None:
+    configure(home, {"max_rollouts_per_startup": limit})
+    # 129 eligible threads a second apart; the oldest is the one left for the next startup
+    threads = home.add_threads(129, updated_ago_ms=300 * MINUTE_MS, stagger_ms=1000)
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    extracted = [t for t in threads if requests_for(model, t.id)]
+    assert len(extracted) == 128, \
+        f"with max_rollouts_per_startup {limit} and 129 eligible threads the startup did not " \
+        "extract exactly 128 (the limit is clamped to 1..128)"
+    assert not requests_for(model, threads[0].id), \
+        "the thread left out was not the oldest of the 129 (candidates are taken newest first)"
