@@ -202,6 +202,7 @@ EXACT = {
     "ascii-one-byte-over": (20_000, "a" * (budget_bytes(20_000) - ARRAY_WRAP + 1)),
     "ascii-double-floor": (20_002, "a" * (budget_bytes(20_000) - ARRAY_WRAP + 4)),
     "ascii-default-window-one-byte-over": (None, "a" * (budget_bytes(None) - ARRAY_WRAP + 1)),
+    "two-byte-characters": (20_000, "\u00e9" * 30_000 + "ok"),
     "three-byte-characters": (20_000, "\u20ac" * 40_000 + "ok"),
     "three-byte-characters-double-floor": (20_002, "\u20ac" * 40_000 + "ok"),
     "four-byte-characters": (20_000, "\U0001f600" * 30_000 + "ok"),

@@ -129,6 +129,25 @@ def test_success_enqueues(home: CodexHome, model: MockModel, run_startup: Startu
         "the stored output did not advance the consolidation job's input_watermark to S"
 
 
+@check("p1.out.enqueue-keeps-higher-watermark", title="a stored output never lowers the "
+       "consolidation job's input_watermark", rules="P1-JOB-04", level="MUST", area="phase1")
+def test_enqueue_keeps_higher_watermark(home: CodexHome, model: MockModel,
+                                        run_startup: StartupRunner) -> None:
+    configure(home)
+    thread = home.add_thread()
+    higher = thread.updated_at_ms // 1000 + 3600  # newer input than this thread's S
+    home.execute(home.memories_db, "UPDATE jobs SET input_watermark = ? WHERE kind = "
+                 "'memory_consolidate_global' AND job_key = 'global'", (higher,))
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    extracted_once(model, thread.id)
+    row = global_job(home)
+    assert row is not None, "the memory_consolidate_global job row was deleted"
+    assert row["input_watermark"] >= higher, \
+        "the stored output lowered the consolidation job's input_watermark from a newer " \
+        "watermark to the thread's S (it must be at least S, never less than it was)"
+
+
 @check("p1.out.slug", title="rollout_slug may be omitted or null and is stored as returned",
        rules="P1-OUT-02", level="MUST", area="phase1")
 @_ids("slugs")
