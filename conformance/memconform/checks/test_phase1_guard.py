@@ -67,6 +67,11 @@ CASES: dict[str, tuple[int, Any, int, bool, str]] = {
                              "(rate_limit_reached_type)"),
     "threshold-zero-allows-full": (0, windows(100, 100), 200, True,
                                    "a threshold of 0 allows 100 % used"),
+    "threshold-hundred-allows-unused": (100, windows(0, 0), 200, True,
+                                        "a threshold of 100 allows 0 % used"),
+    "threshold-hundred-refuses-one": (100, windows(1, 0), 200, False,
+                                      "a threshold of 100 allows nothing used, and the primary "
+                                      "window used 1 %"),
     "usage-endpoint-error-fails-open": (100, windows(99, 99), 500, True,
                                         "the usage endpoint answered HTTP 500 (fail open)"),
     "usage-not-json-fails-open": (100, "<html>oops</html>", 200, True,

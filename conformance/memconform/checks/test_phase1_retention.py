@@ -62,18 +62,20 @@ def test_configured_days(home: CodexHome, run_startup: StartupRunner) -> None:
 
 @check("p1.ret.batch", title="one startup prunes at most 200 rows, oldest first",
        rules="RET-02", level="MUST", area="phase1")
-def test_batch(home: CodexHome, run_startup: StartupRunner) -> None:
+@pytest.mark.parametrize("stale", [200, 201, 205], ids=["200-rows", "201-rows", "205-rows"])
+def test_batch(home: CodexHome, run_startup: StartupRunner, stale: int) -> None:
     configure(home)
     home.ensure_state_db()
     now = home.now_ms // 1000
-    for i in range(205):
+    for i in range(stale):
         home.add_stage1_output(f"t{i:03d}", raw_memory="r", rollout_summary="s",
                                source_updated_at=now - 100 * DAY_S + i * 60)
     run_startup(home)
-    assert rows(home) == {f"t{i:03d}" for i in range(200, 205)}, \
-        "one startup did not prune exactly the 200 oldest of 205 stale rows"
+    assert rows(home) == {f"t{i:03d}" for i in range(200, stale)}, \
+        f"one startup did not prune exactly the 200 oldest of {stale} stale rows"
     run_startup(home)
-    assert rows(home) == set(), "the next startup did not prune the 5 stale rows left"
+    assert rows(home) == set(), \
+        f"the next startup did not prune the {stale - 200} stale rows left"
 
 
 # name: (source_updated_at, last_usage, whether the row stays, what the row is). Times are
