@@ -69,10 +69,30 @@ CLAIMS = {
                                 "worker_id": "w", "lease_until": "now", "input_watermark": 7},
                                "claimed", 7,
                                "on a running job whose lease_until is exactly now"),
+    "retry-one-second-ahead-at-999-ms": ({"status": "error", "retry_at": "now+1",
+                                          "finished_at": "now-3600",
+                                          "last_error": "failed_agent", "input_watermark": 7},
+                                         "skipped_retry_unavailable", 0,
+                                         "at 999 ms past a whole second, on a failed job whose "
+                                         "retry_at is the next second (now is rounded down)"),
+    "lease-one-second-ahead-at-999-ms": ({"status": "running", "ownership_token": "other",
+                                          "worker_id": "w", "lease_until": "now+1",
+                                          "input_watermark": 7}, "skipped_running", 0,
+                                         "at 999 ms past a whole second, on a running job whose "
+                                         "lease ends the next second (now is rounded down)"),
+    # both refusals hold: the backoff is tested first
+    "backoff-before-live-lease": ({"status": "running", "ownership_token": "other",
+                                   "worker_id": "w", "lease_until": "now+600",
+                                   "retry_at": "now+600", "input_watermark": 7},
+                                  "skipped_retry_unavailable", 0,
+                                  "on a job both in its retry backoff and running under a live "
+                                  "lease"),
 }
 # cases whose claim is sent this many seconds after the whole second the seeded row is
 # relative to (the clock's `now` stays that second: Store rounds now_ms down)
-ADVANCE_S = {"cooldown-one-second-short-at-999-ms": 0.999}
+ADVANCE_S = {"cooldown-one-second-short-at-999-ms": 0.999,
+             "retry-one-second-ahead-at-999-ms": 0.999,
+             "lease-one-second-ahead-at-999-ms": 0.999}
 VERDICT = {"claimed": "did not claim the job",
            "skipped_retry_unavailable": "did not skip it for the retry backoff",
            "skipped_running": "did not skip it for the live lease",

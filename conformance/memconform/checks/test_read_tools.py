@@ -1,5 +1,6 @@
 """TOOL: the dedicated memory tools, case by case (fixtures/read/tools.json, through
-`tools.call`): path safety, list, read, search, ad-hoc notes and argument parsing."""
+`tools.call`): path safety, list, read, search, ad-hoc notes and argument parsing; and first
+pages at the page-size bounds of list and search."""
 
 from __future__ import annotations
 
@@ -115,3 +116,63 @@ test_note = tool_check("note", "an ad-hoc note is a new file with a strict name 
                        ("TOOL-NOTE-01", "TOOL-NOTE-02", "TOOL-NOTE-03"))
 test_args = tool_check("args", "tool arguments are parsed strictly: unknown and missing fields "
                        "and wrong types are refused", ("TOOL-GEN-03",))
+
+
+# (id, tool, items in the target, max_results or None, page length, next_cursor)
+PAGE_BOUNDS = [
+    ("list-exactly-2000-entries", "list", 2_000, None, 2_000, None),
+    ("list-max-results-1999", "list", 2_000, 1_999, 1_999, "1999"),
+    ("list-max-results-2000", "list", 2_001, 2_000, 2_000, "2000"),
+    ("list-max-results-2001", "list", 2_001, 2_001, 2_000, "2000"),
+    ("search-exactly-200-matches", "search", 200, None, 200, None),
+    ("search-max-results-200", "search", 201, 200, 200, "200"),
+    ("search-max-results-201", "search", 201, 201, 200, "200"),
+]
+
+
+@check("read.tool.page-bounds", title="a first page at the page-size bounds: exactly 2,000 "
+       "entries or 200 matches fit one page, and max_results around the cap is clamped to it",
+       rules=("TOOL-LIST-04", "TOOL-SEARCH-05"), level="SHOULD", area="read", needs=NEEDS)
+@pytest.mark.parametrize(("tool", "count", "max_results", "length", "next_cursor"),
+                         [b[1:] for b in PAGE_BOUNDS], ids=[b[0] for b in PAGE_BOUNDS])
+def test_page_bounds(impl: Adapter, home: CodexHome, tool: str, count: int,
+                     max_results: int | None, length: int, next_cursor: str | None) -> None:
+    """A folder of `count` files for list, a file of `count` matching lines for search; the
+    first page must hold exactly the first `length` items in order."""
+    home.write_config(memories=TOOLS_ON)
+    if tool == "list":
+        files = {f"many/f{i:04d}.md": "" for i in range(count)}
+        args: dict[str, Any] = {"path": "many"}
+        what = f"list of a folder of {count:,} files"
+    else:
+        files = {"lines.md": "needle\n" * count}
+        args = {"queries": ["needle"], "path": "lines.md"}
+        what = f"search of a file with {count:,} matching lines"
+    if max_results is not None:
+        args["max_results"] = max_results
+        what += f" with max_results {max_results}"
+    Tree(home.path).build({"files": files})
+    result = impl.call("tools.call", {"home": str(home.path), "calls": [
+        {"name": tool, "arguments": json.dumps(args)}]})["results"]
+    assert len(result) == 1, f"tools.call with one {tool} call did not answer one result"
+    if "output" not in result[0]:
+        fail(f"{what} was refused: {result[0].get('error')}")
+    output = result[0]["output"]
+    try:
+        validate_tool_output(tool, output)
+    except ProtocolViolation as exc:
+        fail(f"{what} answered an output the {tool} tool's schema does not allow ({exc})")
+    shown: list[Any]
+    want: list[Any]
+    if tool == "list":
+        shown = [e["path"] for e in output["entries"]]
+        want = [f"many/f{i:04d}.md" for i in range(length)]
+    else:
+        shown = [m["match_line_number"] for m in output["matches"]]
+        want = list(range(1, length + 1))
+    assert len(shown) == length, f"{what} did not answer a first page of {length:,} items"
+    assert shown == want, f"{what} did not answer the first {length:,} items in order"
+    assert output["next_cursor"] == next_cursor, \
+        f"{what}: next_cursor is not {json.dumps(next_cursor)}"
+    assert output["truncated"] is (next_cursor is not None), \
+        f"{what}: truncated does not say whether items remain after the page"
