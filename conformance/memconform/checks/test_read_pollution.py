@@ -102,9 +102,11 @@ def test_item(impl: Adapter, home: CodexHome, clock: HarnessClock,
     if case["selected"] is not None:
         home.add_stage1_output(thread.id, source_updated_at=watermark, raw_memory="- m",
                                rollout_summary="s", selected_for_phase2=case["selected"])
+    ahead = case.get("watermark_ahead_s")
+    current = watermark if ahead is None else clock.now + ahead
     home.add_job("memory_consolidate_global", "global", status="done",
-                 finished_at=clock.now - 60, input_watermark=watermark,
-                 last_success_watermark=watermark)
+                 finished_at=clock.now - 60, input_watermark=current,
+                 last_success_watermark=current)
     before = global_job(home)
     assert before is not None, "the harness's consolidation job row is missing"
     item = f"the {case['item']['type']} item"
@@ -130,15 +132,44 @@ def test_item(impl: Adapter, home: CodexHome, clock: HarnessClock,
     assert after["status"] == "pending", \
         f"{item} in a thread of the last consolidation did not re-enqueue the consolidation " \
         "job (its status is not pending)"
-    assert after["input_watermark"] > before["input_watermark"], \
-        f"{item} did not advance the consolidation job's input_watermark"
-    if clock.injected:
+    if ahead is not None and ahead >= 0:
+        seeded = "now" if ahead == 0 else f"now + {ahead} s"
+        advanced = f"{item} did not raise the consolidation job's input_watermark of " \
+            f"{seeded} (an enqueue must neither lower it to now nor leave it as it was)"
+    else:
+        advanced = f"{item} did not advance the consolidation job's input_watermark"
+    assert after["input_watermark"] > before["input_watermark"], advanced
+    if clock.injected and (ahead is None or ahead < 0):
         assert after["input_watermark"] == clock.now, \
             f"{item} did not set the consolidation job's input_watermark to now"
     assert after["finished_at"] == before["finished_at"], \
         f"{item} reset the consolidation job's finished_at (the success cooldown)"
     assert after["retry_remaining"] >= 3, \
         f"{item} left the re-enqueued consolidation job fewer than 3 retries"
+
+
+@check("read.poll.floored-now", title="a polluting item at now_ms .999 s re-enqueues the "
+       "consolidation with input_watermark = now rounded down to whole seconds",
+       rules="POLL-04", level="SHOULD", area="read", needs=(*NEEDS, "clock.inject"))
+def test_floored_now(impl: Adapter, home: CodexHome, clock: HarnessClock) -> None:
+    """A thread of the last consolidation is polluted one millisecond before the next second."""
+    home.write_config(memories={"disable_on_external_context": True})
+    thread = home.add_thread()
+    watermark = thread.updated_at_ms // 1000
+    home.add_stage1_output(thread.id, source_updated_at=watermark, raw_memory="- m",
+                           rollout_summary="s", selected_for_phase2=1)
+    home.add_job("memory_consolidate_global", "global", status="done",
+                 finished_at=clock.now - 60, input_watermark=watermark,
+                 last_success_watermark=watermark)
+    clock.advance(0.999)  # now_ms = E + 999; "now" is still E / 1000 (clock.now floors)
+    polluting(impl, home, clock, thread.id, "a thread of the last consolidation")
+    job = global_job(home)
+    if job is None:
+        fail("after the web search the memory_consolidate_global job row is gone")
+    assert job["status"] == "pending", "the web search in a thread of the last consolidation " \
+        "did not re-enqueue the consolidation job (its status is not pending)"
+    assert job["input_watermark"] == clock.now, "the consolidation job's input_watermark is " \
+        "not now_ms rounded down to seconds (.999 s must not round up)"
 
 
 @check("read.poll.forgotten", title="the consolidation after a selected thread is polluted "

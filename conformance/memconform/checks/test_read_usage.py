@@ -16,7 +16,7 @@ from memconform.home import CodexHome
 from memconform.mockmodel import MockModel
 from memconform.registry import check
 from memconform.resources import fixture_json
-from memconform.verdicts import fail, produced
+from memconform.verdicts import fail, only, produced
 
 CASES = fixture_json("read", "usage.json")["cases"]
 NEEDS = ("turn.message",)
@@ -85,6 +85,23 @@ def test_writeback(impl: Adapter, home: CodexHome, clock: HarnessClock,
             assert row["last_usage"] == before[label], \
                 f"the message changed last_usage of the uncited memory {label}"
     assert len(stamps) <= 1, "one message stamped its cited rows' last_usage with different times"
+
+
+@check("read.usage.floored-now", title="a message at now_ms .999 s stamps last_usage with now "
+       "rounded down to whole seconds", rules=("USAGE-03", "DM-02"), level="SHOULD",
+       area="read", needs=(*NEEDS, "clock.inject"))
+def test_floored_now(impl: Adapter, home: CodexHome, clock: HarnessClock) -> None:
+    """One cited memory, used before, and the message one millisecond before the next second."""
+    cited = seed_memory(home, usage_count=1, last_usage=clock.now - 86_400)
+    clock.advance(0.999)  # now_ms = E + 999; "now" is still E / 1000 (clock.now floors)
+    result = send(impl, home, clock, message([cited]))
+    assert result["usage_updates"] == 1, \
+        "turn.message did not report one usage update for the one cited memory"
+    row = only(home.query(home.memories_db, "SELECT usage_count, last_usage FROM stage1_outputs"
+                          " WHERE thread_id = ?", (cited,)), "stage-1 row of the cited memory")
+    assert row["usage_count"] == 2, "the cited memory (usage_count 1) does not have usage_count 2"
+    assert row["last_usage"] == clock.now, "last_usage of the cited memory is not now_ms " \
+        "rounded down to seconds (.999 s must not round up)"
 
 
 @check("read.usage.feeds-selection", title="a cited memory outranks an uncited, newer one in "
