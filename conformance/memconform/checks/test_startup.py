@@ -155,14 +155,71 @@ def test_no_usage_request(home: CodexHome, model: MockModel, run_startup: Startu
                    "guard)")
 
 
-@check("startup.guard.no-state-db", title="a home without a state database runs no pipeline",
-       rules="START-02", level="SHOULD", area="startup", needs=("startup.without-state-db",))
+@check("startup.guard.subagent-leaves-state", title="a sub-agent session prunes nothing and "
+       "does not ask for plan usage", rules=("START-01", "GUARD-01"), level="SHOULD",
+       area="startup", needs=("session.subagent", "auth.chatgpt"))
+def test_subagent_leaves_state(home: CodexHome, model: MockModel,
+                               run_startup: StartupRunner) -> None:
+    thread = _eligible_home(home)
+    before = _stale_output(home)
+    home.write_chatgpt_login()
+    model.set_usage(USAGE_WITHIN)
+    home.write_config(top={"chatgpt_base_url": model.backend_url})
+    run_startup(home, subagent=True)
+    _assert_nothing_ran(home, model, "in a sub-agent session with a ChatGPT login")
+    if _outputs(home) != before:
+        fail("in a sub-agent session, yet the stage1_outputs rows changed: the 60-day-old "
+             "unselected output must survive a startup that does not run",
+             expected=[STALE_ID], actual=[r["thread_id"] for r in _outputs(home)])
+    configure(home, top={"chatgpt_base_url": model.backend_url})
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    assert len(model.of_kind("usage")) == 1, \
+        "control: a startup from a root session did not ask for plan usage once"
+    extracted_once(model, thread.id, "the eligible thread (control: a startup from a root "
+                   "session)")
+    assert output(home, STALE_ID) is None, ("control: a startup from a root session did not "
+                                            "prune the 60-day-old unselected output either")
+
+
+@check("startup.guard.no-state-db", title="a home without a state database runs no pipeline "
+       "and leaves an existing memories database alone", rules="START-02", level="SHOULD",
+       area="startup", needs=("startup.without-state-db",))
 def test_no_state_db(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    before = _stale_output(home)
+    if home.state_db.exists():
+        raise RuntimeError("seeding the memories database created a state database")
     run_startup(home)
     _assert_nothing_ran(home, model, "without a state database")
     assert not home.state_db.exists(), "the pipeline created a state database"
+    if _outputs(home) != before:
+        fail("without a state database, yet the stage1_outputs rows changed: the 60-day-old "
+             "unselected output must survive a startup that does not run",
+             expected=[STALE_ID], actual=[r["thread_id"] for r in _outputs(home)])
     _assert_control_runs(home, model, run_startup, _eligible_home(home),
                          "a second startup after the state database was added")
+    assert output(home, STALE_ID) is None, ("control: a startup with a state database did not "
+                                            "prune the 60-day-old unselected output either")
+
+
+@check("startup.guard.no-state-db-no-usage-request", title="a home without a state database "
+       "does not ask for plan usage", rules=("START-02", "GUARD-01"), level="SHOULD",
+       area="startup", needs=("startup.without-state-db", "auth.chatgpt"))
+def test_no_state_db_no_usage_request(home: CodexHome, model: MockModel,
+                                      run_startup: StartupRunner) -> None:
+    home.write_chatgpt_login()
+    model.set_usage(USAGE_WITHIN)
+    home.write_config(top={"chatgpt_base_url": model.backend_url})
+    run_startup(home)
+    _assert_nothing_ran(home, model, "without a state database, with a ChatGPT login")
+    thread = _eligible_home(home)
+    configure(home, top={"chatgpt_base_url": model.backend_url})
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    assert len(model.of_kind("usage")) == 1, \
+        "control: a startup after the state database was added did not ask for plan usage once"
+    extracted_once(model, thread.id, "the eligible thread (control: a startup after the state "
+                   "database was added)")
 
 
 @check("startup.root.created", title="a startup creates the memory root", rules="START-03",
