@@ -80,6 +80,8 @@ def run_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
              clock: HarnessClock, case: dict[str, Any]) -> None:
     configure(home)
     seed_memory(home)
+    if "advance_s" in case:  # 0.999: now_ms = E + 999, "now" still E (clock.now floors)
+        clock.advance(case["advance_s"])
     rel = resource(home, clock, case)
     lines = captured_run(home, model, run_startup)
     assert (home.memory_root / rel).exists() is not case["deleted"], \

@@ -112,6 +112,66 @@ def test_no_change(home: CodexHome, model: MockModel, run_startup: StartupRunner
         "the cooldown did not hold after a no-change success: the job rows changed"
 
 
+@check("p2.run.no-change-floored-now", title="at now_ms .999 s the no-change success stores "
+       "finished_at as now rounded down to whole seconds", rules="P2-RUN-02", level="SHOULD",
+       area="phase2", needs=("clock.inject",))
+def test_no_change_floored_now(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                               clock: HarnessClock) -> None:
+    one_memory_run(home, model, run_startup)
+    _done(home, "the first consolidation")
+    expire_cooldown(home)
+    model.reset()
+    agent_finishes(model)
+    clock.advance(0.999)  # now_ms = E + 999; "now" is still E / 1000 (clock.now floors)
+    run_startup(home)
+    assert consolidations(model) == 0, "an agent ran although nothing changed"
+    row = _done(home, "the no-change startup")
+    assert row["finished_at"] == clock.now, "finished_at of the no-change success is not " \
+        "now_ms rounded down to seconds (.999 s must not round up)"
+
+
+LEASE_BOUNDS: dict[str, tuple[float, int, bool]] = {
+    # case: (seconds the clock moves on first, lease_until minus the floored now, claimed)
+    "lease-ends-in-one-second": (0, 1, False),
+    "lease-ends-in-one-second-at-999ms": (0.999, 1, False),
+    "lease-ends-now": (0, 0, True),
+    "lease-ends-now-at-999ms": (0.999, 0, True),
+}
+
+
+@check("p2.run.lease-bound", title="a startup leaves a running job whose lease ends one second "
+       "after now alone and takes over one whose lease ends now, also at now_ms .999 s",
+       rules=("P2-RUN-07", "P2-JOB-01"), level="SHOULD", area="phase2",
+       needs=("clock.inject",))
+@pytest.mark.parametrize("case", sorted(LEASE_BOUNDS))
+def test_lease_bound(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                     clock: HarnessClock, case: str) -> None:
+    advance, lease, claimed = LEASE_BOUNDS[case]
+    configure(home)
+    seed_memory(home)
+    if advance:
+        clock.advance(advance)  # now_ms = E + 999; "now" is still E (clock.now floors)
+    home.add_job(GLOBAL, "global", status="running", ownership_token="other", worker_id="w",
+                 started_at=clock.now + lease - HOUR_S, lease_until=clock.now + lease,
+                 input_watermark=1, last_success_watermark=0)
+    before = global_job(home)
+    agent_finishes(model)
+    run_startup(home)
+    if not claimed:
+        assert consolidations(model) == 0, \
+            "an agent ran although the other worker's lease ends one second after now"
+        assert global_job(home) == before, \
+            "the consolidation job row changed although its lease ends one second after now"
+        assert not (home.memory_root / RAW).exists(), \
+            "the inputs were written under the other worker's live lease, without a claim"
+        return
+    assert consolidations(model) == 1, "the job whose lease ends now (lease_until = now) was " \
+        "not taken over: no consolidation agent started"
+    row = _done(home, "the takeover of the job whose lease ends now")
+    assert row["ownership_token"] != "other", \
+        "the job taken over still carries the expired owner's ownership_token"
+
+
 SKIPS: dict[str, dict[str, Any]] = {
     "cooldown": {"status": "done", "finished_at": -60},
     "backoff": {"status": "error", "finished_at": -60, "retry_at": 600,

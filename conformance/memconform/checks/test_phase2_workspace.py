@@ -242,6 +242,49 @@ def test_commit(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                 f"the baseline commit's {what} time is not now (seconds from the wall clock)"
 
 
+class _CommitTimes:
+    """`<author time> <committer time>` of HEAD when the first consolidation request arrived
+    (None: no commit then)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.arrived = False
+        self.times: str | None = None
+
+    def __call__(self) -> None:
+        if self.arrived:
+            return
+        self.arrived = True
+        found = _git_or_none(self.root, "log", "-1", "--format=%at %ct")
+        self.times = found.strip() if found is not None else None
+
+
+@check("p2.git.commit-floored-now", title="at now_ms .999 s the baseline commit, as the agent "
+       "finds it and as reset after the success, is dated now rounded down to whole seconds",
+       rules="GIT-02", level="SHOULD", area="phase2", needs=("clock.inject",))
+def test_commit_floored_now(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                            clock: HarnessClock) -> None:
+    configure(home)
+    seed_memory(home)
+    clock.advance(0.999)  # now_ms = E + 999; "now" is still E / 1000 (clock.now floors)
+    seen = _CommitTimes(home.memory_root)
+    agent_finishes(model, message(DONE).probed(seen))
+    run_startup(home)
+    _no_probe_errors(model)
+    if not seen.arrived:
+        fail("the consolidation agent never started: no consolidation request reached the model")
+    if seen.times is None:
+        fail("the memory root had no baseline commit when the consolidation agent started")
+    want = f"{clock.now} {clock.now}"
+    assert seen.times == want, "the baseline commit the agent started from is not dated " \
+        "now_ms rounded down to seconds (author and committer time; .999 s must not round up)"
+    _assert_done(home, "the consolidation")
+    root = _workspace(home.memory_root, "after the consolidation")
+    assert git(root, "log", "-1", "--format=%at %ct").strip() == want, \
+        "the baseline commit reset after the success is not dated now_ms rounded down to " \
+        "seconds (author and committer time; .999 s must not round up)"
+
+
 @check("p2.git.clean-after-success", title="after a success the tree is committed, clean, and "
        "the diff file is gone", rules=("GIT-04", "DIFF-01"), level="MUST", area="phase2")
 def test_clean_after_success(home: CodexHome, model: MockModel,
@@ -497,6 +540,23 @@ def test_sorted_bytes(home: CodexHome, model: MockModel, run_startup: StartupRun
     assert lines == ["- A a-x.md", "- A a/b.md", "- A z.md", "- A é.md"], \
         "the diff file's status list does not give the four added files in the byte order " \
         "of their whole paths (a-x.md, a/b.md, z.md, é.md)"
+
+
+@check("p2.diff.sorted-astral", title="the status list puts a 4-byte UTF-8 name after a 3-byte "
+       "one (byte order, not UTF-16 order)", rules="GIT-03", level="MUST", area="phase2")
+def test_sorted_astral(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home)
+    _succeed_once(home, model, run_startup)
+    root = home.memory_root
+    # U+1F600 (F0 9F 98 80) sorts after U+FF5A (EF BD 9A) by bytes and code points, but its
+    # UTF-16 surrogate pair (D83D DE00) sorts before FF5A
+    for name in ("\U0001f600.md", "\uff5a.md"):
+        (root / name).write_text(f"{name}\n", encoding="utf-8")
+    lines = _diff_status(_captured_run(home, model, run_startup).text)
+    assert lines == ["- A \uff5a.md", "- A \U0001f600.md"], \
+        "the diff file's status list does not give the 3-byte name U+FF5A before the 4-byte " \
+        "name U+1F600 (UTF-8 byte order, where UTF-16 order is the reverse)"
 
 
 @check("p2.diff.snapshot", title="the diff file of a forgetting run (snapshot of its status "
