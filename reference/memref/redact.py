@@ -11,24 +11,20 @@ import re
 
 REDACTED = "[REDACTED_SECRET]"
 
-
-def _simple_fold(words: str) -> str:
-    """Key words for a `(?i)` pattern, matched by Unicode simple case folding as Codex's regex
-    engine does: Python's `re` also takes the dotless and dotted i (U+0131, U+0130) for `i`,
-    which that folding does not (the Kelvin sign and long s are `k` and `s` in both)."""
-    return words.replace("i", "(?-i:[iI])")
-
+# Key words match by Unicode simple case folding, as Codex's regex engine does: Python's `re`
+# also takes the dotless and dotted i (U+0131, U+0130) for `i` under (?i), which that folding
+# does not, so each `i` of a key word is matched as `[iI]` only (the Kelvin sign and the long s
+# are `k` and `s` in both).
 CODEX_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"sk-[A-Za-z0-9]{20,}"), REDACTED),
     (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"(?i)\bBearer\s+[A-Za-z0-9._\-]{16,}\b"), f"Bearer {REDACTED}"),
-    (re.compile(rf"(?i)\b({_simple_fold('api[_-]?key|token|secret|password')})\b"
-                r"(\s*[:=]\s*)([\"']?)[^\s\"']{8,}"), rf"\1\2\3{REDACTED}"),
+    (re.compile(r"(?i)\b(ap(?-i:[iI])[_-]?key|token|secret|password)\b(\s*[:=]\s*)([\"']?)"
+                r"[^\s\"']{8,}"), rf"\1\2\3{REDACTED}"),
 )
 
-_JSON_KEYS = (r"[A-Za-z0-9_\-]*(?:"
-              + _simple_fold("api[_-]?key|token|secret|password|passwd|credential")
-              + r")[A-Za-z0-9_\-]*")
+_JSON_KEYS = (r"[A-Za-z0-9_\-]*(?:ap(?-i:[iI])[_-]?key|token|secret|password|passwd"
+              r"|credent(?-i:[iI])al)[A-Za-z0-9_\-]*")
 EXTENDED_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
                 re.S), REDACTED),

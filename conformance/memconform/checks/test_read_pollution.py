@@ -148,6 +148,19 @@ def test_item(impl: Adapter, home: CodexHome, clock: HarnessClock,
         f"{item} left the re-enqueued consolidation job fewer than 3 retries"
 
 
+@check("read.poll.no-state-db", title="a polluting item in a home without a state database "
+       "marks nothing and creates no state database", rules=("POLL-03", "START-02"),
+       level="SHOULD", area="read", needs=(*NEEDS, "startup.without-state-db"))
+def test_no_state_db(impl: Adapter, home: CodexHome, clock: HarnessClock) -> None:
+    home.write_config(memories={"disable_on_external_context": True})
+    if home.state_db.exists():
+        raise RuntimeError("the harness built a home with a state database")
+    polluted = event(impl, home, clock, "019a0000-0000-7000-8000-000000000001", WEB_SEARCH)
+    assert polluted is False, "turn.event reported a thread polluted in a home without a " \
+        "state database, where no thread row exists to mark"
+    assert not home.state_db.exists(), "turn.event created a state database"
+
+
 @check("read.poll.floored-now", title="a polluting item at now_ms .999 s re-enqueues the "
        "consolidation with input_watermark = now rounded down to whole seconds",
        rules="POLL-04", level="SHOULD", area="read", needs=(*NEEDS, "clock.inject"))
