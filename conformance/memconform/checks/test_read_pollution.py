@@ -148,6 +148,33 @@ def test_item(impl: Adapter, home: CodexHome, clock: HarnessClock,
         f"{item} left the re-enqueued consolidation job fewer than 3 retries"
 
 
+@check("read.poll.creates-job", title="polluting a thread of the last consolidation creates "
+       "the consolidation job, pending, when its row is missing", rules="POLL-04",
+       level="SHOULD", area="read", needs=NEEDS)
+def test_creates_job(impl: Adapter, home: CodexHome, clock: HarnessClock) -> None:
+    home.write_config(memories={"disable_on_external_context": True})
+    thread = home.add_thread()
+    home.add_stage1_output(thread.id, source_updated_at=thread.updated_at_ms // 1000,
+                           raw_memory="- m", rollout_summary="s", selected_for_phase2=1)
+    if global_job(home) is not None:
+        raise RuntimeError("the harness seeded a consolidation job row")
+    polluting(impl, home, clock, thread.id, "a thread of the last consolidation")
+    job = global_job(home)
+    if job is None:
+        fail("the web search in a thread of the last consolidation, with no consolidation job "
+             "row, did not create one")
+    assert job["status"] == "pending", "the consolidation job created by the web search is " \
+        "not pending"
+    assert job["retry_remaining"] == 3, "the consolidation job created by the web search does " \
+        "not start with 3 retries"
+    if clock.injected:
+        assert job["input_watermark"] == clock.now, "the consolidation job created by the web " \
+            "search does not carry input_watermark = now"
+    else:
+        assert job["input_watermark"] >= thread.updated_at_ms // 1000, "the consolidation job " \
+            "created by the web search carries an input_watermark before the thread's update"
+
+
 @check("read.poll.no-state-db", title="a polluting item in a home without a state database "
        "marks nothing and creates no state database", rules=("POLL-03", "START-02"),
        level="SHOULD", area="read", needs=(*NEEDS, "startup.without-state-db"))
