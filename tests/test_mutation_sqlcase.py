@@ -1,4 +1,5 @@
-"""The sql-letter-case class: proved only where SQLite cannot tell the two statements apart."""
+"""The classes proved from the code: sql-letter-case only where SQLite cannot tell the two
+statements apart, row-key-letter-case only for column names read from a fetched sqlite3.Row."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def test_judge_marks_a_proved_survivor_equivalent_and_leaves_the_rest() -> None:
                             lambda module: SOURCE if module == "memref.m" else None)
     assert proved.status == results.EQUIVALENT and proved.reason == sqlcase.REASON
     assert other.status == results.SURVIVED and verdict.untriaged == [other]
-    assert "1 of the equivalent mutants are proved by the sql-letter-case class" in \
+    assert "Proved equivalent by class: 1 sql-letter-case" in \
         results.markdown(verdict, {"date": "d", "mutmut": "3", "scope": "local", "areas": [],
                                    "workers": 1, "seconds": 1.0, "budget_spent": False})
 
@@ -93,3 +94,49 @@ def test_a_listed_entry_wins_over_the_class() -> None:
     entry = Equivalent(mutant.id, "listed by hand", text.strip("\n"))
     results.judge([mutant], {mutant.id: entry}, {mutant.id: text}, lambda module: SOURCE)
     assert mutant.reason == "listed by hand"
+
+
+ROWS = '''\
+import sqlite3
+
+
+def claim(con, key):
+    row = con.execute("SELECT * FROM jobs WHERE job_key = ?", (key,)).fetchone()
+    if row["retry_at"] is not None:
+        return row["status"]
+    for other in con.execute("SELECT * FROM jobs").fetchall():
+        print(other["job_key"])
+    data = {"retry_at": 1}
+    return data["retry_at"]
+
+
+def live(row: sqlite3.Row, now: int) -> bool:
+    return row["lease_until"] > now
+'''
+RETRY = '''    if row["retry_at"] is not None:'''
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (RETRY, RETRY.replace('"retry_at"', '"RETRY_AT"')),
+    ("        print(other[\"job_key\"])", "        print(other[\"JOB_KEY\"])"),
+    ("    return row[\"lease_until\"] > now", "    return row[\"LEASE_UNTIL\"] > now"),
+], ids=["fetchone", "fetchall-loop", "typed-parameter"])
+def test_case_of_a_column_read_from_a_fetched_row_is_equivalent(old: str, new: str) -> None:
+    assert sqlcase.is_row_key_letter_case(diff(old, new), ROWS)
+    assert sqlcase.reason_for(diff(old, new), ROWS) == sqlcase.ROW_REASON
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("    return data[\"retry_at\"]", "    return data[\"RETRY_AT\"]"),
+    (RETRY, RETRY.replace("is not None", "IS NOT NONE")),
+    (RETRY, RETRY.replace('"retry_at"', '"XXretry_atXX"')),
+], ids=["a-dict", "outside-the-key", "not-only-case"])
+def test_other_keys_are_not(old: str, new: str) -> None:
+    assert not sqlcase.is_row_key_letter_case(diff(old, new), ROWS)
+
+
+def test_sqlite_rows_read_column_names_in_any_case() -> None:
+    con = sqlite3.connect(":memory:")
+    con.row_factory = sqlite3.Row
+    row = con.execute("SELECT 1 AS retry_at").fetchone()
+    assert row["RETRY_AT"] == row["retry_at"] == 1

@@ -59,8 +59,8 @@ def is_up_to_date(con: sqlite3.Connection, thread_id: str, watermark: int) -> bo
 
 
 def claim_stage1(con: sqlite3.Connection, thread_id: str, watermark: int, *, worker: str,
-                 token: str, now: int, max_running: int, lease_s: int = LEASE_S) -> ClaimResult:
-    lease_until = now + max(lease_s, 0)
+                 token: str, now: int, max_running: int) -> ClaimResult:
+    lease_until = now + LEASE_S
     with immediate(con):
         if is_up_to_date(con, thread_id, watermark):
             return ClaimResult(Claim.UP_TO_DATE)
@@ -186,11 +186,11 @@ class GlobalClaim(enum.Enum):
 COOLDOWN_S = 21_600
 
 
-def claim_global(con: sqlite3.Connection, *, worker: str, token: str, now: int,
-                 lease_s: int = LEASE_S) -> tuple[GlobalClaim, int]:
+def claim_global(con: sqlite3.Connection, *, worker: str, token: str,
+                 now: int) -> tuple[GlobalClaim, int]:
     """Claim the singleton consolidation job (P2-JOB-01): the outcome and the row's input
     watermark. Checks run in order: backoff, live lease, success cooldown."""
-    lease_until = now + max(lease_s, 0)
+    lease_until = now + LEASE_S
     with immediate(con):
         row = con.execute("SELECT * FROM jobs WHERE kind = ? AND job_key = ?",
                           (GLOBAL, GLOBAL_KEY)).fetchone()
@@ -222,12 +222,11 @@ def _owned_global(con: sqlite3.Connection, token: str) -> bool:
         is not None
 
 
-def heartbeat_global(con: sqlite3.Connection, token: str, now: int,
-                     lease_s: int = LEASE_S) -> bool:
+def heartbeat_global(con: sqlite3.Connection, token: str, now: int) -> bool:
     with immediate(con):
         return con.execute(
             "UPDATE jobs SET lease_until = ? WHERE kind = ? AND job_key = ? AND status = 'running'"
-            " AND ownership_token = ?", (now + max(lease_s, 0), GLOBAL, GLOBAL_KEY, token),
+            " AND ownership_token = ?", (now + LEASE_S, GLOBAL, GLOBAL_KEY, token),
         ).rowcount > 0
 
 

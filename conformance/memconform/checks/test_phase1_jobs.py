@@ -346,3 +346,52 @@ def test_claim_floored_now(impl: Adapter, home: CodexHome, clock: HarnessClock) 
         "started_at is not now_ms rounded down to seconds (.999 s must not round up)"
     assert row["lease_until"] == clock.now + LEASE_S, \
         "lease_until is not now_ms rounded down to seconds plus 3600"
+
+
+S = 1_000_000  # the claim's watermark in these cases
+# name: (the thread's seeded row, other threads running under a live lease, watermark sent,
+#        the outcome). Times are seconds relative to now; `input_watermark` None is NULL.
+# A refused claim names the first reason that holds, in the order exhausted budget, backoff,
+# running (a live lease or the concurrency cap).
+REFUSALS: dict[str, tuple[dict[str, Any], int, int, str]] = {
+    "exhausted-at-zero": ({"status": "error", "retry_remaining": 0, "retry_at": None,
+                           "input_watermark": S}, 0, S, "skipped_retry_exhausted"),
+    "exhausted-before-backoff": ({"status": "error", "retry_remaining": 0, "retry_at": 600,
+                                  "input_watermark": S}, 0, S, "skipped_retry_exhausted"),
+    "backoff-with-one-retry-left": ({"status": "error", "retry_remaining": 1, "retry_at": 600,
+                                     "input_watermark": S}, 0, S, "skipped_retry_backoff"),
+    "live-lease-with-retry-at-now": ({"status": "running", "retry_remaining": 2, "retry_at": 0,
+                                      "lease_until": 600, "ownership_token": "other",
+                                      "input_watermark": S}, 0, S, "skipped_running"),
+    "cap-reached-for-a-known-thread": ({"status": "error", "retry_remaining": 2,
+                                        "retry_at": None, "input_watermark": S - 1}, 2, S,
+                                       "skipped_running"),
+    "null-input-watermark-is-older-than-zero": ({"status": "error", "retry_remaining": 0,
+                                                 "retry_at": 600, "input_watermark": None},
+                                                0, 0, "claimed"),
+}
+
+
+@check("p1.job.claim-refusal", title="a refused stage-1 claim names the first reason that "
+       "holds: exhausted budget, then backoff, then a live lease or the concurrency cap",
+       rules="P1-JOB-02", level="SHOULD", area="phase1", needs=("jobs.stage1", "clock.inject"))
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_claim_refusal(impl: Adapter, home: CodexHome, clock: HarnessClock, case: str) -> None:
+    seeded, others, watermark, outcome = REFUSALS[case]
+    home.ensure_memories_db()
+    columns = {k: (clock.now + v if k in ("retry_at", "lease_until") and v is not None else v)
+               for k, v in seeded.items()}
+    home.add_job(STAGE1, "t", worker_id="w", **columns)
+    for n in range(others):
+        home.add_job(STAGE1, f"other-{n}", status="running", worker_id="w2",
+                     ownership_token=f"o{n}", lease_until=clock.now + 600, input_watermark=S)
+    before = home.query(home.memories_db, "SELECT * FROM jobs ORDER BY job_key")
+    got = impl.call("stage1.claim", {
+        "home": str(home.path), "thread_id": "t", "watermark": watermark, "worker_id": "me",
+        "now_ms": clock.now_ms, "seed": 1, "max_running": 2})
+    assert got["outcome"] == outcome, \
+        f"stage1.claim of a thread with the row {seeded} ({others} other threads running) " \
+        f"did not answer {outcome}"
+    if outcome != "claimed":
+        assert home.query(home.memories_db, "SELECT * FROM jobs ORDER BY job_key") == before, \
+            "a refused stage-1 claim changed the jobs table"

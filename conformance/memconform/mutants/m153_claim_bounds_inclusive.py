@@ -12,15 +12,15 @@ MUTANT = Mutant("m153-claim-bounds-inclusive", __doc__ or "",
 _claim_global = jobs.claim_global
 
 
-def claim_global(con: sqlite3.Connection, *, worker: str, token: str, now: int,
-                 lease_s: int = jobs.LEASE_S) -> tuple[jobs.GlobalClaim, int]:
+def claim_global(con: sqlite3.Connection, *, worker: str, token: str,
+                 now: int) -> tuple[jobs.GlobalClaim, int]:
     row = con.execute("SELECT retry_at, status, lease_until FROM jobs WHERE kind = ? AND"
                       " job_key = ?", (jobs.GLOBAL, jobs.GLOBAL_KEY)).fetchone()
     if row is not None and row[0] is not None and row[0] == now:
         return jobs.GlobalClaim.BACKOFF, 0
     if row is not None and row[1] == "running" and row[2] is not None and row[2] == now:
         return jobs.GlobalClaim.RUNNING, 0
-    return _claim_global(con, worker=worker, token=token, now=now, lease_s=lease_s)
+    return _claim_global(con, worker=worker, token=token, now=now)
 
 
 def factory() -> ReferenceAdapter:

@@ -23,8 +23,8 @@ MUTANT = Mutant("m163-claim-bound-inclusive", __doc__ or "",
 
 # the reference's claim, with the bug on the lines marked "mutant"
 def claim_stage1(con: sqlite3.Connection, thread_id: str, watermark: int, *, worker: str,
-                 token: str, now: int, max_running: int, lease_s: int = LEASE_S) -> ClaimResult:
-    lease_until = now + max(lease_s, 0)
+                 token: str, now: int, max_running: int) -> ClaimResult:
+    lease_until = now + LEASE_S
     with immediate(con):
         if is_up_to_date(con, thread_id, watermark):
             return ClaimResult(Claim.UP_TO_DATE)

@@ -12,14 +12,13 @@ _original = jobs.claim_stage1
 
 
 def _claim(con: sqlite3.Connection, thread_id: str, watermark: int, *, worker: str,
-           token: str, now: int, max_running: int, lease_s: int = jobs.LEASE_S
-           ) -> jobs.ClaimResult:
+           token: str, now: int, max_running: int) -> jobs.ClaimResult:
     row = con.execute("SELECT retry_remaining FROM jobs WHERE kind = ? AND job_key = ?",
                       (jobs.STAGE1, thread_id)).fetchone()
     if row is not None and row[0] <= 0:
         return jobs.ClaimResult(jobs.Claim.EXHAUSTED)
     return _original(con, thread_id, watermark, worker=worker, token=token, now=now,
-                     max_running=max_running, lease_s=lease_s)
+                     max_running=max_running)
 
 
 def factory() -> ReferenceAdapter:

@@ -113,8 +113,8 @@ def judge(mutants: list[Mutant], equivalents: dict[str, Equivalent],
           source_of: Callable[[str], str | None] = lambda module: None) -> Verdict:
     """Apply the triage file: an undetected mutant it lists with the same diff is
     `equivalent`; an entry that lists a detected, missing or changed mutant is stale. An
-    undetected mutant it does not list is `equivalent` when `sqlcase` proves it against its
-    module's original source (`source_of`)."""
+    undetected mutant it does not list is `equivalent` when one of `sqlcase`'s classes proves
+    it against its module's original source (`source_of`)."""
     by_id = {m.id: m for m in mutants}
     modules = {m.module for m in mutants}  # an entry of a module not mutated here is not judged
     stale = []
@@ -138,8 +138,9 @@ def judge(mutants: list[Mutant], equivalents: dict[str, Equivalent],
     for m in mutants:
         if m.status in UNDETECTED and m.diff:
             source = source_of(m.module)
-            if source is not None and sqlcase.is_sql_letter_case(m.diff, source):
-                m.status, m.reason = EQUIVALENT, sqlcase.REASON
+            reason = None if source is None else sqlcase.reason_for(m.diff, source)
+            if reason is not None:
+                m.status, m.reason = EQUIVALENT, reason
     return Verdict(mutants, stale)
 
 
@@ -163,10 +164,13 @@ def markdown(verdict: Verdict, facts: dict[str, Any]) -> str:
         name = module or "**all**"
         lines.append(f"| {name} | " + " | ".join(str(counts[s]) for s in STATUSES)
                      + f" | {_percent(verdict.score(module))} |")
-    by_class = sum(m.reason == sqlcase.REASON for m in verdict.mutants)
-    if by_class:
-        lines += ["", f"{by_class} of the equivalent mutants are proved by the sql-letter-case "
-                  "class (only the letter case of SQL words in an executed statement changes)."]
+    by_sql = sum(m.reason == sqlcase.REASON for m in verdict.mutants)
+    by_row = sum(m.reason == sqlcase.ROW_REASON for m in verdict.mutants)
+    if by_sql or by_row:
+        lines += ["", f"Proved equivalent by class: {by_sql} sql-letter-case (only the letter "
+                  "case of SQL words in an executed statement changes), "
+                  f"{by_row} row-key-letter-case (only the letter case of a column name read "
+                  "from a fetched sqlite3.Row changes)."]
     if excluded:
         lines += ["", "## Not mutated", "", *excluded]
     if verdict.stale:

@@ -1,18 +1,24 @@
-"""One equivalence class proved from the code, not listed by hand: a mutant that changes only
-the letter case of keywords, table, column or function names in an SQL statement given to
-sqlite3's `execute`, `executemany` or `executescript`.
+"""Two equivalence classes proved from the code, not listed by hand.
 
-SQLite reads all of those in any case, so the statement, and every row it reads or writes, is
-the same. The proof is mechanical: every changed line of the mutant's diff differs from the
-original only in letter case, every changed character lies in a string literal that is part
-of the first argument of such a call in the original source, and none lies in a quoted SQL
-literal (`'running'`), a double-quoted identifier or a named parameter (`:now`), whose case
-SQLite does keep.
+`sql-letter-case`: a mutant that changes only the letter case of keywords, table, column or
+function names in an SQL statement given to sqlite3's `execute`, `executemany` or
+`executescript`. SQLite reads all of those in any case, so the statement, and every row it
+reads or writes, is the same. Every changed line of the mutant's diff differs from the original
+only in letter case, every changed character lies in a string literal that is part of the first
+argument of such a call in the original source, and none lies in a quoted SQL literal
+(`'running'`), a double-quoted identifier or a named parameter (`:now`), whose case SQLite does
+keep.
+
+`row-key-letter-case`: a mutant that changes only the letter case of a column name used to
+read a fetched row (`row["retry_at"]`), where the row is the result of `fetchone()` or
+`fetchall()` on a connection, or a parameter typed `sqlite3.Row`. `sqlite3.Row` looks column
+names up without regard to case, so the value read is the same.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 EXECUTE = frozenset({"execute", "executemany", "executescript"})
 REASON = ("changes only the letter case of SQL keywords, table, column or function names in a "
@@ -20,6 +26,57 @@ REASON = ("changes only the letter case of SQL keywords, table, column or functi
           "name changed); SQLite reads those in any case, so the statement and every row it "
           "reads or writes are the same [class sql-letter-case, proved from the diff and the "
           "source by memconform.mutation.sqlcase]")
+
+
+ROW_REASON = ("changes only the letter case of a column name used to read a fetched row "
+              "(`row[\"...\"]` on the result of fetchone/fetchall or a parameter typed "
+              "sqlite3.Row); sqlite3.Row looks column names up without regard to case, so the "
+              "value read is the same [class row-key-letter-case, proved from the diff and the "
+              "source by memconform.mutation.sqlcase]")
+FETCH = frozenset({"fetchone", "fetchall"})
+
+
+def _spans(lines: list[str], node: ast.expr, spans: dict[int, list[range]]) -> None:
+    """Record the columns `node` covers on each of its lines."""
+    end_line = node.end_lineno or node.lineno
+    for number in range(node.lineno, end_line + 1):
+        text = lines[number - 1]
+        start = _column(text, node.col_offset) if number == node.lineno else 0
+        stop = _column(text, node.end_col_offset or 0) if number == end_line else len(text)
+        spans.setdefault(number, []).append(range(start, stop))
+
+
+def _row_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names in `function` that hold a fetched row: assigned from `….fetchone()`, loop
+    variables over `….fetchall()`, or parameters annotated `sqlite3.Row`."""
+    names = {a.arg for a in [*function.args.args, *function.args.kwonlyargs]
+             if a.annotation is not None and ast.unparse(a.annotation) == "sqlite3.Row"}
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "fetchone"):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if (isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Call)
+                and isinstance(node.iter.func, ast.Attribute)
+                and node.iter.func.attr in FETCH and isinstance(node.target, ast.Name)):
+            names.add(node.target.id)
+    return names
+
+
+def row_key_columns(source: str) -> dict[int, list[range]]:
+    """Per 1-based source line, the columns of string keys that read a fetched row."""
+    lines = source.splitlines()
+    spans: dict[int, list[range]] = {}
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        rows = _row_names(function)
+        for node in ast.walk(function):
+            if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                    and node.value.id in rows and isinstance(node.slice, ast.Constant)
+                    and isinstance(node.slice.value, str)):
+                _spans(lines, node.slice, spans)
+    return spans
 
 
 def statement_columns(source: str) -> dict[int, list[range]]:
@@ -30,14 +87,7 @@ def statement_columns(source: str) -> dict[int, list[range]]:
     for node in ast.walk(ast.parse(source)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr in EXECUTE and node.args):
-            first = node.args[0]
-            end_line = first.end_lineno or first.lineno
-            for number in range(first.lineno, end_line + 1):
-                text = lines[number - 1]
-                start = _column(text, first.col_offset) if number == first.lineno else 0
-                stop = (_column(text, first.end_col_offset or 0) if number == end_line
-                        else len(text))
-                spans.setdefault(number, []).append(range(start, stop))
+            _spans(lines, node.args[0], spans)
     return spans
 
 
@@ -101,11 +151,32 @@ def _in_parameter(line: str, at: int, start: int) -> bool:
 def is_sql_letter_case(diff: str, source: str) -> bool:
     """Whether the mutant (its diff against `source`, the original module) only changes the
     letter case of SQL words in a statement sqlite3 executes."""
+    return _only_case_within(diff, source, statement_columns, sql_words=True)
+
+
+def is_row_key_letter_case(diff: str, source: str) -> bool:
+    """Whether the mutant only changes the letter case of column names read from fetched
+    rows."""
+    return _only_case_within(diff, source, row_key_columns, sql_words=False)
+
+
+def reason_for(diff: str, source: str) -> str | None:
+    """The class reason that proves the mutant equivalent, or None."""
+    if is_sql_letter_case(diff, source):
+        return REASON
+    if is_row_key_letter_case(diff, source):
+        return ROW_REASON
+    return None
+
+
+def _only_case_within(diff: str, source: str,
+                      columns: Callable[[str], dict[int, list[range]]], *,
+                      sql_words: bool) -> bool:
     pairs = changed_pairs(diff)
     if pairs is None:
         return False
     try:
-        statements = statement_columns(source)
+        allowed_at = columns(source)
     except SyntaxError:
         return False
     source_lines = source.splitlines()
@@ -113,9 +184,9 @@ def is_sql_letter_case(diff: str, source: str) -> bool:
         if len(old) != len(new) or old == new or old.lower() != new.lower():
             return False
         changed = {k for k, (a, b) in enumerate(zip(old, new, strict=True)) if a != b}
-        words = _sql_positions(old)
+        words = _sql_positions(old) if sql_words else set(range(len(old)))
         if not any(changed <= {k for k in words if any(k in span for span in spans)}
-                   for number, spans in statements.items()
+                   for number, spans in allowed_at.items()
                    if source_lines[number - 1] == old):
             return False
     return True
