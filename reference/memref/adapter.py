@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memref import __version__, citations, jobs, pollution, store, tokens, usage
+from memref import __version__, citations, jobs, materialize, pollution, store, tokens, usage
 from memref.config import ConfigError, load_config
 from memref.injection import developer_fragments
 from memref.runtime import Runtime
@@ -25,6 +25,7 @@ CAPABILITIES = (
     "clock.inject",
     "config.resolve",
     "tokens.approx",
+    "files.stem",
     "session.subagent",
     "startup.without-state-db",
     "jobs.stage1",
@@ -56,6 +57,8 @@ class ReferenceAdapter:
             "startup": self.startup,
             "config.resolve": self.config_resolve,
             "tokens.approx": lambda args: {"tokens": tokens.approx_token_count(args["text"])},
+            "files.stem": lambda args: {"stem": materialize.summary_stem(
+                args["thread_id"], args["source_updated_at"], args["rollout_slug"])},
             "citations.parse": self.citations_parse,
             "turn.message": self.turn_message,
             "turn.instructions": lambda args: {"developer_fragments": developer_fragments(

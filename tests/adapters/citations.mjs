@@ -60,7 +60,7 @@ function entry(raw) {
 const HEX = /^[0-9a-fA-F]{32}$/;
 function canonical(raw) {
   let s = raw;
-  if (/^urn:uuid:/i.test(s)) s = s.slice(9);
+  if (s.startsWith("urn:uuid:")) s = s.slice(9);
   else if (s.startsWith("{") && s.endsWith("}")) s = s.slice(1, -1);
   let hex;
   if (/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(s)) {

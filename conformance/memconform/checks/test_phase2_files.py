@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from memconform.adapters import Adapter
 from memconform.checks.consolidation import (
     EMPTY_RAW,
     RAW,
@@ -72,15 +73,33 @@ def test_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     configure(home)
     seed_memory(home, thread_id=case["thread_id"], slug=case["slug"])
     run_to_success(home, model, run_startup)
-    expected = case.get("stem")
-    if expected is None:
-        stamp = datetime.fromtimestamp(facts(home, case["thread_id"])["source_updated_at"], UTC)
-        expected = f"{stamp:%Y-%m-%dT%H-%M-%S}-{case['hash']}{case['suffix']}"
+    expected = expected_stem(case, facts(home, case["thread_id"])["source_updated_at"])
     assert summary_files(home) == [f"{expected}.md"], f"{SUMMARIES}/ does not hold exactly the " \
         "one summary file named <id time>-<base-62 hash>[-<clean slug>].md"
     assert f"rollout_summary_file: {expected}.md\n" in raw_text(home), \
         f"{RAW} does not name the summary file {expected}.md as the thread's " \
         "rollout_summary_file"
+
+
+SOURCE_S = 1_700_000_000  # source_updated_at sent with the vectors whose time is the source's
+
+
+def expected_stem(case: dict[str, Any], source_s: int) -> str:
+    if "stem" in case:
+        return str(case["stem"])
+    stamp = datetime.fromtimestamp(source_s, UTC)
+    return f"{stamp:%Y-%m-%dT%H-%M-%S}-{case['hash']}{case['suffix']}"
+
+
+@check("p2.fs.stem-function", title="files.stem names every FS-06 vector, the thread ids no "
+       "startup writes included", rules="FS-06", level="SHOULD", area="phase2",
+       needs=("files.stem",))
+@pytest.mark.parametrize("case", STEMS, ids=[c["id"] for c in STEMS])
+def test_stem_function(impl: Adapter, case: dict[str, Any]) -> None:
+    got = impl.call("files.stem", {"thread_id": case["thread_id"], "source_updated_at": SOURCE_S,
+                                   "rollout_slug": case["slug"]})
+    assert got["stem"] == expected_stem(case, SOURCE_S), \
+        "files.stem did not name the summary file <id time>-<base-62 hash>[-<clean slug>]"
 
 
 def stem(case_id: str) -> str:
