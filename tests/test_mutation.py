@@ -259,3 +259,14 @@ def test_the_launcher_takes_back_an_ignored_sigint(tmp_path: Path) -> None:
                           timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True"
+
+
+def test_mutants_run_in_a_zone_away_from_utc_by_hours_and_minutes() -> None:
+    """A mutant that formats local time instead of UTC only shows in a zone that is not UTC;
+    the zone is a POSIX string, so it works without tzdata."""
+    import subprocess
+
+    shown = subprocess.run(
+        [sys.executable, "-c", "import datetime; print(datetime.datetime.fromtimestamp(0))"],
+        env={**os.environ, "TZ": runner.MUTANT_TZ}, capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "1970-01-01 05:45:00"

@@ -42,7 +42,7 @@ def _uuid_time_s(value: uuid.UUID) -> float | None:
 
 
 def _short_hash(seed: int) -> str:
-    seed %= 62 ** 4
+    """`seed mod 62⁴` as 4 base-62 digits, most significant first."""
     digits = []
     for _ in range(4):
         seed, digit = divmod(seed, 62)

@@ -22,6 +22,10 @@ from pathlib import Path
 
 STOP_GRACE_S = 120.0
 POLL_S = 1.0
+# Mutants run in a local time zone that is not UTC and not a whole hour away (UTC+05:45, a
+# POSIX TZ string, so no tzdata is needed): a mutant that formats a time in local time instead
+# of UTC then changes what the checks see.
+MUTANT_TZ = "<+0545>-05:45"
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ def run_mutmut(work: Path, *, workers: int, budget_s: float,
     """Run `mutmut run` in `work` (optionally only the given mutant names)."""
     log = work / "mutmut.log"
     started = time.monotonic()
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TZ": MUTANT_TZ}
     with log.open("w", encoding="utf-8") as handle:
         proc = subprocess.Popen(
             mutmut_command(workers, names), cwd=work, stdout=handle, stderr=subprocess.STDOUT,
@@ -105,7 +109,7 @@ def replay_works(work: Path) -> str | None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--rootdir=.", "-q", "-x", tests[0], *extra],
         cwd=work / "mutants", capture_output=True, text=True, timeout=600,
-        stdin=subprocess.DEVNULL, env={**os.environ, "MUTANT_UNDER_TEST": ""})
+        stdin=subprocess.DEVNULL, env={**os.environ, "MUTANT_UNDER_TEST": "", "TZ": MUTANT_TZ})
     if done.returncode == 0:
         return None
     tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
