@@ -53,15 +53,14 @@ def resource_time(name: str) -> int | None:
         return None
 
 
-def prune_resources(root: Path, now: int) -> list[Path]:
+def prune_resources(root: Path, now: int) -> None:
     """Delete extension resources whose name is dated at least seven days ago (EXT-02).
 
     Only extensions with an `instructions.md` are looked at, only files directly in their
     `resources/`; a failed removal is logged and skipped."""
-    removed: list[Path] = []
     base = root / "extensions"
     if not base.is_dir():
-        return removed
+        return
     for extension in sorted(base.iterdir()):
         resources = extension / "resources"
         if (not (extension / "instructions.md").is_file() or not resources.is_dir()
@@ -74,7 +73,5 @@ def prune_resources(root: Path, now: int) -> list[Path]:
                 continue
             try:
                 entry.unlink()
-                removed.append(entry)
             except OSError as exc:
                 log.warning("could not remove extension resource %s: %s", entry, exc)
-    return removed

@@ -44,7 +44,13 @@ def resource(home: CodexHome, clock: HarnessClock, case: dict[str, Any]) -> Path
         name = f"{stamp:%Y-%m-%dT%H-%M-%S}{case.get('suffix', '-note.md')}"
     rel: Path = EXTENSION / "resources" / str(case.get("subdir", "")) / str(name)
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (root / rel).write_text("A chronicle entry.\n")
+    if case.get("symlink"):
+        (root / EXTENSION / "entry.md").write_text("A chronicle entry.\n")
+        (root / rel).symlink_to(Path("..") / "entry.md")
+    else:
+        (root / rel).write_text("A chronicle entry.\n")
+    if "kept_too" in case:
+        (root / EXTENSION / "resources" / case["kept_too"]).write_text("An index.\n")
     return rel
 
 
@@ -84,8 +90,12 @@ def run_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
         clock.advance(case["advance_s"])
     rel = resource(home, clock, case)
     lines = captured_run(home, model, run_startup)
-    assert (home.memory_root / rel).exists() is not case["deleted"], \
+    present = (home.memory_root / rel).is_symlink() or (home.memory_root / rel).exists()
+    assert present is not case["deleted"], \
         f"the sync {'kept' if case['deleted'] else 'deleted'} the extension resource {rel}"
+    if "kept_too" in case:
+        kept = EXTENSION / "resources" / case["kept_too"]
+        assert (home.memory_root / kept).exists(), f"the sync deleted {kept}, which is undated"
     deleted_line = f"- D {rel.as_posix()}"
     assert (deleted_line in lines) is case["deleted"], \
         f"{DIFF_FILE} does not list the retired resource {rel} as deleted" if case["deleted"] \
