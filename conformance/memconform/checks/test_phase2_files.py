@@ -102,6 +102,21 @@ def test_stem_function(impl: Adapter, case: dict[str, Any]) -> None:
         "files.stem did not name the summary file <id time>-<base-62 hash>[-<clean slug>]"
 
 
+@check("p2.fs.raw-memories-trim-stops", title="the trim of a raw memory stops at the first "
+       "character that is not Unicode white space, an information separator included",
+       rules="FS-02", level="MUST", area="phase2")
+def test_raw_memories_trim_stops(home: CodexHome, model: MockModel,
+                                 run_startup: StartupRunner) -> None:
+    """U+001F is no Unicode White_Space (Python's str.strip() takes it all the same): the NBSP
+    before it stays too."""
+    configure(home)
+    seed_memory(home, raw="\u3000- kept memory\u00a0\u001f")
+    run_to_success(home, model, run_startup)
+    assert "\n\n- kept memory\u00a0\u001f\n\n" in raw_text(home), f"{RAW} trimmed the raw " \
+        "memory past a character that is not Unicode white space (a trailing U+001F, with NBSP " \
+        "before it, must stay)"
+
+
 def stem(case_id: str) -> str:
     return str(next(c["stem"] for c in STEMS if c["id"] == case_id))
 
