@@ -14,7 +14,9 @@ from memconform.checks.consolidation import (
     DONE,
     RAW,
     SUMMARIES,
+    add_file,
     agent_finishes,
+    agent_patches,
     commits,
     committed_files,
     configure,
@@ -463,3 +465,37 @@ def test_selected_survive_pruning(home: CodexHome, model: MockModel,
         fail(f"{SUMMARIES}/ is missing after the second consolidation")
     assert [p.name for p in folder.iterdir() if p.name.endswith(".md")] == [], \
         "the out-of-window row's summary is still in rollout_summaries/"
+
+
+class _JobSeen:
+    """The consolidation job row when the agent's second request arrived (after its first
+    tool call), or None before that."""
+
+    def __init__(self, home: CodexHome) -> None:
+        self.home = home
+        self.row: dict[str, Any] | None = None
+
+    def __call__(self) -> None:
+        if self.row is None:
+            self.row = global_job(self.home)
+
+
+@check("p2.run.lease-while-running", title="while the consolidation agent works, the job is "
+       "running under a lease that ends one hour from now", rules=("P2-JOB-01", "P2-JOB-05"),
+       level="MUST", area="phase2")
+def test_lease_while_running(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                             clock: HarnessClock) -> None:
+    configure(home)
+    seed_memory(home)
+    seen = _JobSeen(home)
+    agent_patches(model, add_file("notes.md", "A note."), then=seen)
+    run_startup(home)
+    if seen.row is None:
+        fail("the consolidation agent's second request (after its tool call) never arrived")
+    assert seen.row["status"] == "running", \
+        "the consolidation job was not running while its agent worked"
+    assert seen.row["lease_until"] is not None, \
+        "the running consolidation job had no lease_until while its agent worked"
+    assert_now(seen.row["lease_until"] - HOUR_S, clock,
+               "the running job's lease_until less one hour (a claim or heartbeat sets it to "
+               "now + 3600)")
