@@ -140,3 +140,38 @@ def test_sqlite_rows_read_column_names_in_any_case() -> None:
     con.row_factory = sqlite3.Row
     row = con.execute("SELECT 1 AS retry_at").fetchone()
     assert row["RETRY_AT"] == row["retry_at"] == 1
+
+
+LOGS = '''\
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def remove(entry, exc):
+    log.warning("could not remove %s: %s", entry, exc)
+    log.info(
+        "removed %s",
+        entry)
+    print("could not remove %s" % entry)
+'''
+WARN = '''    log.warning("could not remove %s: %s", entry, exc)'''
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (WARN, WARN.replace('"could not remove %s: %s", ', "None, ")),
+    (WARN, WARN.replace(", exc)", ")")),
+    (WARN, WARN.replace("could not", "XXcould not")),
+    ('        "removed %s",', '        "REMOVED %S",'),
+], ids=["message-none", "argument-dropped", "marker", "second-line-of-a-call"])
+def test_a_change_inside_a_logger_call_is_equivalent(old: str, new: str) -> None:
+    assert sqlcase.is_log_only(diff(old, new), LOGS)
+    assert sqlcase.reason_for(diff(old, new), LOGS) == sqlcase.LOG_REASON
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (WARN, WARN.replace("log.warning", "log.info")),
+    ('    print("could not remove %s" % entry)', '    print("XXcould not remove %s" % entry)'),
+], ids=["the-call-itself", "not-a-logger"])
+def test_changes_outside_a_logger_call_are_not(old: str, new: str) -> None:
+    assert not sqlcase.is_log_only(diff(old, new), LOGS)

@@ -166,11 +166,13 @@ def markdown(verdict: Verdict, facts: dict[str, Any]) -> str:
                      + f" | {_percent(verdict.score(module))} |")
     by_sql = sum(m.reason == sqlcase.REASON for m in verdict.mutants)
     by_row = sum(m.reason == sqlcase.ROW_REASON for m in verdict.mutants)
-    if by_sql or by_row:
+    by_log = sum(m.reason == sqlcase.LOG_REASON for m in verdict.mutants)
+    if by_sql or by_row or by_log:
         lines += ["", f"Proved equivalent by class: {by_sql} sql-letter-case (only the letter "
                   "case of SQL words in an executed statement changes), "
                   f"{by_row} row-key-letter-case (only the letter case of a column name read "
-                  "from a fetched sqlite3.Row changes)."]
+                  f"from a fetched sqlite3.Row changes), {by_log} log-call (only the arguments "
+                  "of a logger call change)."]
     if excluded:
         lines += ["", "## Not mutated", "", *excluded]
     if verdict.stale:

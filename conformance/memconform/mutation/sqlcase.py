@@ -13,6 +13,10 @@ keep.
 read a fetched row (`row["retry_at"]`), where the row is the result of `fetchone()` or
 `fetchall()` on a connection, or a parameter typed `sqlite3.Row`. `sqlite3.Row` looks column
 names up without regard to case, so the value read is the same.
+
+`log-call`: a mutant whose every change lies inside the parentheses of a call to the module's
+logger (`log.warning(...)` and its siblings). Logging never raises on a message it cannot
+format (it reports that on stderr), and nothing the protocol shows reads the log.
 """
 
 from __future__ import annotations
@@ -34,6 +38,12 @@ ROW_REASON = ("changes only the letter case of a column name used to read a fetc
               "value read is the same [class row-key-letter-case, proved from the diff and the "
               "source by memconform.mutation.sqlcase]")
 FETCH = frozenset({"fetchone", "fetchall"})
+LOG_REASON = ("changes only the arguments of a call to the module's logger (its message, the "
+              "values it shows, or how many there are); logging never raises on a message it "
+              "cannot format, and nothing the protocol shows reads the log [class log-call, "
+              "proved from the diff and the source by memconform.mutation.sqlcase]")
+LOGGERS = frozenset({"log", "logger"})
+LOG_LEVELS = frozenset({"debug", "info", "warning", "error", "exception", "critical"})
 
 
 def _spans(lines: list[str], node: ast.expr, spans: dict[int, list[range]]) -> None:
@@ -61,6 +71,52 @@ def _row_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
                 and node.iter.func.attr in FETCH and isinstance(node.target, ast.Name)):
             names.add(node.target.id)
     return names
+
+
+def log_call_columns(source: str) -> dict[int, list[range]]:
+    """Per 1-based source line, the columns inside the parentheses of a logger call."""
+    lines = source.splitlines()
+    spans: dict[int, list[range]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in LOGGERS
+                and node.func.attr in LOG_LEVELS and node.end_lineno is not None):
+            continue
+        first, last = node.func.end_lineno or node.lineno, node.end_lineno
+        for number in range(first, last + 1):
+            text = lines[number - 1]
+            start = _column(text, node.func.end_col_offset or 0) + 1 if number == first else 0
+            stop = _column(text, node.end_col_offset or 0) - 1 if number == last else len(text)
+            spans.setdefault(number, []).append(range(start, stop))
+    return spans
+
+
+def is_log_only(diff: str, source: str) -> bool:
+    """Whether every change of the mutant lies inside the parentheses of a logger call."""
+    pairs = changed_pairs(diff)
+    if pairs is None:
+        return False
+    try:
+        allowed_at = log_call_columns(source)
+    except SyntaxError:
+        return False
+    source_lines = source.splitlines()
+    for old, new in pairs:
+        if old == new:
+            return False
+        head = 0
+        while head < min(len(old), len(new)) and old[head] == new[head]:
+            head += 1
+        tail = 0
+        while (tail < min(len(old), len(new)) - head
+               and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]):
+            tail += 1
+        changed = range(head, len(old) - tail)
+        if not any(any(changed.start >= span.start and changed.stop <= span.stop
+                       for span in spans)
+                   for number, spans in allowed_at.items() if source_lines[number - 1] == old):
+            return False
+    return True
 
 
 def row_key_columns(source: str) -> dict[int, list[range]]:
@@ -166,6 +222,8 @@ def reason_for(diff: str, source: str) -> str | None:
         return REASON
     if is_row_key_letter_case(diff, source):
         return ROW_REASON
+    if is_log_only(diff, source):
+        return LOG_REASON
     return None
 
 
