@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,8 @@ from memconform.checks.consolidation import (
     seed_memory,
     status,
 )
-from memconform.checks.stage1 import VALID_OUTPUT
+from memconform.checks.stage1 import VALID_OUTPUT, assert_now
+from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, Recorded, json_output
@@ -277,3 +279,31 @@ def test_one_conversation(home: CodexHome, model: MockModel, run_startup: Startu
     assert job["status"] == "done", "the consolidation did not leave its job done"
 
 
+
+
+@check("p2.agent.cache-key", title="the requests of one consolidation share one "
+       "prompt_cache_key, the agent thread's UUIDv7 made at the run", rules="AGENT-01",
+       level="SHOULD", area="phase2")
+def test_cache_key(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                   clock: HarnessClock) -> None:
+    configure(home)
+    seed_memory(home)
+    agent_patches(model, add_file("notes.md", "A note."))
+    run_startup(home)
+    requests = model.of_kind("consolidation")
+    if len(requests) < 2:
+        fail("the consolidation agent did not send a second request after its tool call",
+             expected=2, actual=len(requests))
+    keys = [r.body.get("prompt_cache_key") if isinstance(r.body, dict) else None
+            for r in requests]
+    assert len(set(keys)) == 1, "the requests of one consolidation carry different " \
+        "prompt_cache_key values (one agent thread, one key)"
+    try:
+        key = uuid.UUID(str(keys[0]))
+    except ValueError:
+        fail("the consolidation requests' prompt_cache_key is not a UUID (the agent thread's "
+             "id)", actual=keys[0])
+    assert key.version == 7 and key.variant == uuid.RFC_4122, \
+        "the consolidation requests' prompt_cache_key is not an RFC 9562 UUIDv7"
+    assert_now((key.int >> 80) // 1000, clock, "the time inside the prompt_cache_key UUIDv7 "
+               "(the agent thread is made during the run)")
