@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -185,3 +186,24 @@ def test_skip_state(home: CodexHome, model: MockModel, run_startup: StartupRunne
         f"Phase 2 claimed the consolidation job (a memory_consolidate_global row) although {why}"
     assert not (home.memory_root / "raw_memories.md").exists(), \
         f"Phase 2 wrote raw_memories.md although {why}"
+
+
+@check("p1.guard.usage-request-signed", title="the plan-usage request carries the ChatGPT "
+       "login's access token as a Bearer token and its account id", rules="GUARD-01",
+       level="SHOULD", area="phase1", needs=("auth.chatgpt",))
+def test_usage_request_signed(home: CodexHome, model: MockModel,
+                              run_startup: StartupRunner) -> None:
+    auth = home.write_chatgpt_login(account_id="acct-signed")
+    tokens = json.loads(auth.read_text(encoding="utf-8"))["tokens"]
+    model.set_usage(windows(10, 10))
+    run_once(home, model, run_startup, {"min_rate_limit_remaining_percent": 25},
+             top={"chatgpt_base_url": model.backend_url})
+    requests = model.of_kind("usage")
+    if not requests:
+        fail("plan usage was not fetched for a ChatGPT login")
+    headers = {k.lower(): v for k, v in requests[0].headers.items()}
+    assert headers.get("authorization") == f"Bearer {tokens['access_token']}", \
+        "the plan-usage request does not carry the login's access token as " \
+        "`Authorization: Bearer <access_token>`"
+    assert headers.get("chatgpt-account-id") == "acct-signed", \
+        "the plan-usage request does not carry the login's account id in chatgpt-account-id"
