@@ -307,3 +307,20 @@ def test_cache_key(home: CodexHome, model: MockModel, run_startup: StartupRunner
         "the consolidation requests' prompt_cache_key is not an RFC 9562 UUIDv7"
     assert_now((key.int >> 80) // 1000, clock, "the time inside the prompt_cache_key UUIDv7 "
                "(the agent thread is made during the run)")
+
+
+@check("p2.job.worker-is-the-session", title="the consolidation job records the claiming "
+       "session's thread as its worker", rules="P2-JOB-01", level="SHOULD", area="phase2")
+def test_worker_is_the_session(home: CodexHome, model: MockModel,
+                               run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home)
+    agent_finishes(model)
+    session = run_startup(home).get("session_thread_id")
+    if not session:
+        fail("the startup of a root session reported no session_thread_id")
+    job = global_job(home)
+    if job is None:
+        fail("the startup ran no consolidation: there is no memory_consolidate_global job row")
+    assert job["worker_id"] == session, "the consolidation job's worker_id is not the thread " \
+        "id of the session whose startup claimed it"
