@@ -98,6 +98,13 @@ def _stale_output(home: CodexHome) -> list[dict[str, Any]]:
     return _outputs(home)
 
 
+def _assert_stale_kept(home: CodexHome, before: list[dict[str, Any]], guard: str) -> None:
+    if _outputs(home) != before:
+        fail(f"{guard}, yet the stage1_outputs rows changed: the 60-day-old unselected output "
+             "must survive a startup that does not run",
+             expected=[STALE_ID], actual=[r["thread_id"] for r in _outputs(home)])
+
+
 def _outputs(home: CodexHome) -> list[dict[str, Any]]:
     return home.query(home.memories_db, "SELECT * FROM stage1_outputs ORDER BY thread_id")
 
@@ -121,10 +128,7 @@ def test_prunes_nothing(home: CodexHome, model: MockModel, run_startup: StartupR
     home.write_config(feature=feature)
     run_startup(home, ephemeral=ephemeral)
     _assert_nothing_ran(home, model, guard)
-    if _outputs(home) != before:
-        fail(f"{guard}, yet the stage1_outputs rows changed: the 60-day-old unselected output "
-             "must survive a startup that does not run",
-             expected=[STALE_ID], actual=[r["thread_id"] for r in _outputs(home)])
+    _assert_stale_kept(home, before, guard)
     _assert_control_runs(home, model, run_startup, thread, "a second startup on the same home "
                          "without the guard")
     assert output(home, STALE_ID) is None, ("control: a startup without the guard did not "
@@ -167,10 +171,7 @@ def test_subagent_leaves_state(home: CodexHome, model: MockModel,
     home.write_config(top={"chatgpt_base_url": model.backend_url})
     run_startup(home, subagent=True)
     _assert_nothing_ran(home, model, "in a sub-agent session with a ChatGPT login")
-    if _outputs(home) != before:
-        fail("in a sub-agent session, yet the stage1_outputs rows changed: the 60-day-old "
-             "unselected output must survive a startup that does not run",
-             expected=[STALE_ID], actual=[r["thread_id"] for r in _outputs(home)])
+    _assert_stale_kept(home, before, "in a sub-agent session")
     configure(home, top={"chatgpt_base_url": model.backend_url})
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
@@ -192,10 +193,7 @@ def test_no_state_db(home: CodexHome, model: MockModel, run_startup: StartupRunn
     run_startup(home)
     _assert_nothing_ran(home, model, "without a state database")
     assert not home.state_db.exists(), "the pipeline created a state database"
-    if _outputs(home) != before:
-        fail("without a state database, yet the stage1_outputs rows changed: the 60-day-old "
-             "unselected output must survive a startup that does not run",
-             expected=[STALE_ID], actual=[r["thread_id"] for r in _outputs(home)])
+    _assert_stale_kept(home, before, "without a state database")
     _assert_control_runs(home, model, run_startup, _eligible_home(home),
                          "a second startup after the state database was added")
     assert output(home, STALE_ID) is None, ("control: a startup with a state database did not "

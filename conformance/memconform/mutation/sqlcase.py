@@ -91,16 +91,28 @@ def log_call_columns(source: str) -> dict[int, list[range]]:
     return spans
 
 
-def is_log_only(diff: str, source: str) -> bool:
-    """Whether every change of the mutant lies inside the parentheses of a logger call."""
+Columns = Callable[[str], dict[int, list[range]]]
+
+
+def _changes(diff: str, source: str, columns: Columns
+             ) -> tuple[list[tuple[str, str]], dict[int, list[range]], list[str]] | None:
+    """The diff's changed line pairs, the allowed columns per source line and the source's
+    lines; None when the diff does not pair up or the source does not parse."""
     pairs = changed_pairs(diff)
     if pairs is None:
-        return False
+        return None
     try:
-        allowed_at = log_call_columns(source)
+        return pairs, columns(source), source.splitlines()
     except SyntaxError:
+        return None
+
+
+def is_log_only(diff: str, source: str) -> bool:
+    """Whether every change of the mutant lies inside the parentheses of a logger call."""
+    found = _changes(diff, source, log_call_columns)
+    if found is None:
         return False
-    source_lines = source.splitlines()
+    pairs, allowed_at, source_lines = found
     for old, new in pairs:
         if old == new:
             return False
@@ -228,16 +240,12 @@ def reason_for(diff: str, source: str) -> str | None:
 
 
 def _only_case_within(diff: str, source: str,
-                      columns: Callable[[str], dict[int, list[range]]], *,
+                      columns: Columns, *,
                       sql_words: bool) -> bool:
-    pairs = changed_pairs(diff)
-    if pairs is None:
+    found = _changes(diff, source, columns)
+    if found is None:
         return False
-    try:
-        allowed_at = columns(source)
-    except SyntaxError:
-        return False
-    source_lines = source.splitlines()
+    pairs, allowed_at, source_lines = found
     for old, new in pairs:
         if len(old) != len(new) or old == new or old.lower() != new.lower():
             return False
