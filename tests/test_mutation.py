@@ -14,7 +14,7 @@ import pytest
 import tomli_w
 
 from conftest import run_cli
-from memconform.mutation import results, runner, triage, workspace
+from memconform.mutation import ledger, results, runner, triage, workspace
 
 needs_mutmut = pytest.mark.skipif(importlib.util.find_spec("mutmut") is None,
                                   reason="mutmut is not installed (extra `mutation`)")
@@ -165,14 +165,74 @@ def test_every_mutant_of_the_usage_module_is_killed_or_triaged(tmp_path: Path) -
     """The CI subset of `tox -e mutation`: memref.usage against the read checks, judged with
     the shipped equivalent-mutant file; its four SQL letter-case mutants are proved
     equivalent by the sql-letter-case class."""
+    kills = tmp_path / "ledger.json"
     result = run_cli("selftest", "--mutation", "--only", "usage.py", "--area", "read",
                      "--cache-dir", str(tmp_path / "cache"), "--report-dir", str(tmp_path / "r"),
-                     "--budget", "900", cwd=tmp_path, timeout=1200)
+                     "--ledger", str(kills), "--budget", "900", cwd=tmp_path, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "kill ledger not used" in result.stdout, "a part of the suite takes no kills"
     report = json.loads((tmp_path / "r" / "mutation" / "mutation.json").read_text())
     assert report["score"] == 1.0 and report["complete"]
-    assert report["counts"][results.KILLED] >= 6
+    killed = sorted(m["id"] for m in report["mutants"] if m["status"] == results.KILLED)
+    assert len(killed) >= 6
     assert report["counts"][results.EQUIVALENT] == 4
+
+    # the kills went to the ledger
+    recorded = ledger.load(kills)["files"]["src/memref/usage.py"]
+    assert sorted(f"memref.usage.{name}__mutmut_{n}" for name, entry in recorded.items()
+                  for n in entry["killed"]) == killed
+
+
+def test_the_ledger_seeds_only_functions_whose_hash_is_unchanged(tmp_path: Path) -> None:
+    """Kills of a function whose recorded hash is its hash in the source are marked done;
+    a changed function's, a file outside the run's scope, and another mutmut's are not."""
+    from mutmut.mutation.file_mutation import compute_function_hashes
+
+    work = tmp_path / "work"
+    settings = workspace.Settings(only=("jobs.py",))
+    workspace.prepare(work, settings)
+    source = (work / "src" / "memref" / "jobs.py").read_text(encoding="utf-8")
+    same, changed = sorted(compute_function_hashes(source))[:2]
+    hashes = compute_function_hashes(source)
+    kills = {"mutmut": ledger.mutmut_version(), "files": {
+        "src/memref/jobs.py": {same: {"hash": hashes[same], "killed": [1, 3]},
+                                changed: {"hash": "000000000000", "killed": [1]}},
+        "src/memref/usage.py": {"x_record_usage": {"hash": "0", "killed": [1]}}}}
+    assert ledger.seed(work, {**kills, "mutmut": "0.0"}, settings.mutates) == 0
+    assert ledger.seed(work, kills, settings.mutates) == 2
+    meta = json.loads((work / "mutants" / "src" / "memref" / "jobs.py.meta").read_text())
+    assert meta["exit_code_by_key"] == {f"memref.jobs.{same}__mutmut_1": 1,
+                                        f"memref.jobs.{same}__mutmut_3": 1}
+    assert not (work / "mutants" / "src" / "memref" / "usage.py.meta").exists()
+
+    # a verdict mutmut has is kept; recording replaces the file's entry from the verdicts
+    meta["exit_code_by_key"][f"memref.jobs.{same}__mutmut_3"] = 0
+    meta["exit_code_by_key"][f"memref.jobs.{changed}__mutmut_2"] = 1
+    meta["hash_by_function_name"][changed] = hashes[changed]
+    (work / "mutants" / "src" / "memref" / "jobs.py.meta").write_text(json.dumps(meta))
+    assert ledger.seed(work, kills, settings.mutates) == 0
+    after = ledger.record(work, kills)["files"]
+    assert after["src/memref/jobs.py"] == {
+        same: {"hash": hashes[same], "killed": [1]},
+        changed: {"hash": hashes[changed], "killed": [2]}}
+    assert after["src/memref/usage.py"] == kills["files"]["src/memref/usage.py"]
+    out = tmp_path / "ledger.json"
+    ledger.save(out, {"mutmut": ledger.mutmut_version(), "files": after})
+    assert ledger.load(out)["files"] == after
+
+
+def test_a_bad_ledger_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "ledger.json"
+    for text, problem in (("[", "not JSON"), ('{"mutmut": "3"}', "exactly the keys"),
+                          ('{"mutmut": "3", "files": {"a.py": {"x_f": {"hash": "h", '
+                           '"killed": [0]}}}}', "a.py x_f")):
+        bad.write_text(text, encoding="utf-8")
+        with pytest.raises(ledger.LedgerError, match=problem):
+            ledger.load(bad)
+
+
+def test_the_shipped_ledger_loads() -> None:
+    assert ledger.load(ledger.default_file())["mutmut"]
 
 
 def test_a_check_mutmut_cannot_rerun_by_id_makes_the_run_unusable(tmp_path: Path) -> None:

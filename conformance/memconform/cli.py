@@ -590,10 +590,15 @@ def update_expectations(report_file: Path, expectations_file: Path) -> None:
 @click.option("--equivalent", "equivalent_file", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="--mutation: the equivalent-mutant file [default: the "
                                  "shipped conformance/mutation/equivalent.toml].")
-@click.option("--fresh", is_flag=True, help="--mutation: forget the cache and try every mutant.")
+@click.option("--ledger", "ledger_file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="--mutation: the kill ledger to start from and to write the "
+                                 "run's kills to [default: start from the shipped "
+                                 "conformance/mutation/ledger.json, write nothing].")
+@click.option("--fresh", is_flag=True, help="--mutation: forget the cache and the ledger and "
+                                            "try every mutant.")
 def selftest(report_dir: Path, workers: int, mutation: bool, cache_dir: Path, budget_s: float,
              areas: tuple[str, ...], only: tuple[str, ...], equivalent_file: Path | None,
-             fresh: bool) -> None:
+             ledger_file: Path | None, fresh: bool) -> None:
     """Run the suite against every mutant and broken adapter; fail if any survives.
 
     With --mutation: mutmut mutates the reference and the conformance checks must kill each
@@ -602,7 +607,7 @@ def selftest(report_dir: Path, workers: int, mutation: bool, cache_dir: Path, bu
     console = Console()
     if mutation:
         _mutation(report_dir / "mutation", cache_dir, workers, budget_s, areas, only,
-                  equivalent_file, fresh, console)
+                  equivalent_file, ledger_file, fresh, console)
     from memconform.mutants import MutantError
     from memconform.selftest import run_selftest
 
@@ -614,18 +619,20 @@ def selftest(report_dir: Path, workers: int, mutation: bool, cache_dir: Path, bu
 
 def _mutation(report_dir: Path, cache_dir: Path, workers: int, budget_s: float,
               areas: tuple[str, ...], only: tuple[str, ...], equivalent_file: Path | None,
-              fresh: bool, console: Console) -> None:
+              ledger_file: Path | None, fresh: bool, console: Console) -> None:
     if importlib.util.find_spec("mutmut") is None:
         raise click.UsageError("--mutation needs mutmut: pip install 'memconform[mutation]'")
     from memconform.mutation.command import run_mutation
+    from memconform.mutation.ledger import LedgerError
     from memconform.mutation.triage import TriageError
     from memconform.mutation.workspace import Settings, WorkspaceError
 
     try:
         sys.exit(run_mutation(report_dir=report_dir, cache_dir=cache_dir, workers=workers,
                               budget_s=budget_s, settings=Settings(areas, only),
-                              equivalent_file=equivalent_file, fresh=fresh, console=console))
-    except (TriageError, WorkspaceError) as exc:
+                              equivalent_file=equivalent_file, fresh=fresh, console=console,
+                              ledger_file=ledger_file))
+    except (LedgerError, TriageError, WorkspaceError) as exc:
         raise click.UsageError(str(exc)) from exc
 
 

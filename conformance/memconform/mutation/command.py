@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from memconform.mutation import results, runner, triage, workspace
+from memconform.mutation import ledger, results, runner, triage, workspace
 
 EXIT_OK, EXIT_SURVIVORS, EXIT_INCOMPLETE = 0, 1, 3
 NO_TEST_REACHES = "could not find any test case for any mutant"
@@ -17,16 +17,41 @@ NO_TEST_REACHES = "could not find any test case for any mutant"
 
 def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: float,
                  settings: workspace.Settings, equivalent_file: Path | None, fresh: bool,
-                 console: Console) -> int:
+                 console: Console, ledger_file: Path | None = None) -> int:
     """0 when every mutant was tried and each survivor is triaged; 1 when a survivor is not
-    triaged or a triage entry is stale; 3 when the budget ran out first."""
+    triaged or a triage entry is stale; 3 when the budget ran out first.
+
+    The kill ledger (`ledger_file`, else the shipped one) seeds a run of the whole suite
+    unless `fresh`; the run's kills are written back to it only when it is given explicitly,
+    also when the run is interrupted."""
     equivalent_file = equivalent_file or triage.default_file()
     equivalents = triage.load(equivalent_file)
+    kills = ledger.load(ledger_file or ledger.default_file())
     work = cache_dir / settings.scope
     changed, forgotten = workspace.prepare(work, settings, fresh=fresh)
     retried = f", {forgotten} verdicts retried (the code or the suite changed)" if forgotten else ""
     console.print(f"mutation cache {escape(str(work))}: {len(changed)} source files changed"
                   + retried)
+    # a kill by some areas' checks is a kill by the whole suite, not the other way round
+    seeded = 0 if fresh or settings.areas else ledger.seed(work, kills, settings.mutates)
+    if settings.areas and not fresh:
+        console.print("kill ledger not used: the run's checks are a part of the suite (--area)")
+    elif kills["mutmut"] != ledger.mutmut_version():
+        console.print(f"kill ledger not used: written by mutmut {kills['mutmut']}, this is "
+                      f"{ledger.mutmut_version()}")
+    elif seeded:
+        console.print(f"kill ledger: {seeded} kills of unchanged functions taken as done")
+    try:
+        return _run(work, report_dir, workers, budget_s, settings, equivalent_file,
+                    equivalents, console, seeded)
+    finally:
+        if ledger_file is not None:
+            ledger.save(ledger_file, ledger.record(work, kills))
+
+
+def _run(work: Path, report_dir: Path, workers: int, budget_s: float,
+         settings: workspace.Settings, equivalent_file: Path,
+         equivalents: dict[str, triage.Equivalent], console: Console, seeded: int) -> int:
 
     def progress() -> None:
         counts = results.Verdict(results.collect(work)).counts()
@@ -63,6 +88,7 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
              "scope": settings.scope, "areas": list(settings.areas), "only": list(settings.only),
              "workers": workers, "seconds": round(outcome.seconds, 1),
              "budget_spent": outcome.budget_spent, "equivalent_file": str(equivalent_file),
+             "ledger_kills": seeded,
              "excluded": workspace.SCOPES[settings.scope]}
     results.write(report_dir, verdict, facts)
     counts = verdict.counts()

@@ -156,8 +156,11 @@ def markdown(verdict: Verdict, facts: dict[str, Any]) -> str:
              f"{facts['seconds']:.0f} s{' (budget spent)' if facts['budget_spent'] else ''}.",
              "", f"**Score: {_percent(verdict.score())}** of the non-equivalent mutants "
              "killed or timed out" + ("" if verdict.complete else
-                                      " (incomplete: some mutants not checked yet)"), "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+                                      " (incomplete: some mutants not checked yet)"), ""]
+    if facts.get("ledger_kills"):
+        lines += [f"{facts['ledger_kills']} of the kills come from the kill ledger (functions "
+                  "unchanged since an earlier run killed those mutants).", ""]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     excluded = [f"- `{glob}`: {why}" for glob, why in sorted(facts.get("excluded", {}).items())]
     for module in [*verdict.modules(), None]:
         counts = verdict.counts(module)

@@ -8,6 +8,7 @@ mutant that was not killed, since new checks may kill it.
 from __future__ import annotations
 
 import filecmp
+import fnmatch
 import hashlib
 import json
 import shutil
@@ -65,6 +66,15 @@ class Settings:
             'on_dependency_change = "ignore"',
         ]
         return "\n".join(lines) + "\n"
+
+    def mutates(self, rel: str) -> bool:
+        """Whether mutmut mutates the file at `rel` (`src/memref/jobs.py`) in this run: the
+        same glob matching as mutmut's `only_mutate` and `do_not_mutate`."""
+        if not rel.endswith(".py"):
+            return False
+        if self.only and not any(fnmatch.fnmatch(rel, f"src/memref/{g}") for g in self.only):
+            return False
+        return not any(fnmatch.fnmatch(rel, g) for g in SCOPES[self.scope])
 
 
 def source_dir() -> Path:
