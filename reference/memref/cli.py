@@ -43,6 +43,8 @@ def startup(home: Path, now_ms: int | None, seed: int, ephemeral: bool) -> None:
     except sqlite3.DatabaseError as exc:
         raise click.ClickException(f"{home}: unusable Codex database: {exc}") from exc
     if not result.ran:
+        if result.detail is not None:
+            raise click.ClickException(result.detail)
         click.echo(f"startup skipped: {result.skipped_reason}")
         return
     click.echo(f"startup ran: {', '.join(result.steps)}")

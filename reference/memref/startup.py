@@ -34,6 +34,7 @@ class Session:
 class StartupResult:
     ran: bool
     skipped_reason: str | None = None
+    detail: str | None = None
     steps: list[str] = field(default_factory=list)
     phase1: Phase1Summary | None = None
     phase2: str | None = None
@@ -41,6 +42,16 @@ class StartupResult:
 
 def memory_root(home: Path) -> Path:
     return home / "memories"
+
+
+def root_problem(root: Path) -> str | None:
+    """Why the memory root cannot be used as a directory, or None (START-03: the pipeline
+    then does not run, and the path is left as it is)."""
+    if root.is_symlink() and not root.exists():
+        return f"{root}: the memory root is a symlink to a missing target"
+    if root.exists() and not root.is_dir():
+        return f"{root}: the memory root is not a directory"
+    return None
 
 
 def guard(config: CodexConfig, session: Session, home: Path) -> str | None:
@@ -62,12 +73,12 @@ def run_startup(home: Path, session: Session, rt: Runtime) -> StartupResult:
     if reason is not None:
         log.info("memories startup skipped: %s", reason)
         return StartupResult(ran=False, skipped_reason=reason)
-    result = StartupResult(ran=True)
     root = memory_root(home)
-    if root.is_symlink() and not root.exists():
-        raise store.StoreError(f"{root}: the memory root is a symlink to a missing target")
-    if root.exists() and not root.is_dir():
-        raise store.StoreError(f"{root}: the memory root is not a directory")
+    problem = root_problem(root)
+    if problem is not None:
+        log.warning("memories startup skipped: %s", problem)
+        return StartupResult(ran=False, skipped_reason="memory_root_unusable", detail=problem)
+    result = StartupResult(ran=True)
     root.mkdir(parents=True, exist_ok=True)
     result.steps.append("root")
     if seed_ad_hoc_instructions(root):

@@ -296,3 +296,62 @@ def test_ext_not_overwritten(home: CodexHome, run_startup: StartupRunner) -> Non
     text = produced(instructions, "memories/extensions/ad_hoc/instructions.md (control: a "
                     "second startup after the user's file was removed)")
     assert text.strip(), "the re-seeded extensions/ad_hoc/instructions.md is empty (control)"
+
+
+@check("startup.root.symlinked", title="a memory root that is a symlink to a directory is "
+       "used through the link", rules="START-03", level="MUST", area="startup")
+def test_root_symlinked(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    target = home.path / "memories-elsewhere"
+    target.mkdir()
+    home.memory_root.symlink_to(target.name, target_is_directory=True)
+    thread = consolidation.one_memory_run(home, model, run_startup)
+    assert home.memory_root.is_symlink(), \
+        "the startup replaced the memory root's symlink (memories -> memories-elsewhere)"
+    glob = consolidation.global_job(home)
+    assert glob is not None and glob["status"] == "done", \
+        f"with the memory root a symlink to a directory, the consolidation did not end done " \
+        f"({glob})"
+    raw = produced(target / "raw_memories.md", "raw_memories.md in the symlink's target")
+    assert thread in raw, "raw_memories.md in the symlink's target does not hold the memory"
+
+
+
+UNUSABLE_ROOTS = {
+    # name: (make memories/ unusable, what it is)
+    "dangling-symlink": (lambda root: root.symlink_to("memories-missing",
+                                                      target_is_directory=True),
+                         "a symlink to a missing directory"),
+    "regular-file": (lambda root: root.write_text("not a directory\n", encoding="utf-8"),
+                     "a regular file"),
+}
+
+
+@check("startup.root.unusable", title="a memory root that cannot be a directory stops the "
+       "pipeline before anything else, and is left as it is", rules=("START-03", "RET-01"),
+       level="MUST", area="startup")
+@pytest.mark.parametrize("case", sorted(UNUSABLE_ROOTS))
+def test_root_unusable(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                       case: str) -> None:
+    make, what = UNUSABLE_ROOTS[case]
+    thread = _eligible_home(home)
+    before = _stale_output(home)
+    configure(home)
+    make(home.memory_root)
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    guard = f"with memories/ {what}"
+    kinds = [r.kind for r in model.requests if r.kind in PIPELINE_KINDS]
+    assert kinds == [], f"{guard}, yet the pipeline sent model requests (their kinds)"
+    assert job(home, thread.id) is None, f"{guard}, yet a stage-1 job row was written"
+    _assert_stale_kept(home, before, guard)
+    if case == "dangling-symlink":
+        assert home.memory_root.is_symlink() and not home.memory_root.exists(), \
+            f"{guard}, the startup changed the link or created its target"
+    else:
+        assert home.memory_root.read_text(encoding="utf-8") == "not a directory\n", \
+            f"{guard}, the startup changed the file"
+    # control: with the root made a directory again, the same home runs
+    home.memory_root.unlink()
+    run_startup(home)
+    extracted_once(model, thread.id, f"the eligible thread (control: memories/ no longer "
+                   f"{what})")
