@@ -9,6 +9,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomli_w
@@ -194,10 +195,11 @@ def test_the_ledger_seeds_only_functions_whose_hash_is_unchanged(tmp_path: Path)
     source = (work / "src" / "memref" / "jobs.py").read_text(encoding="utf-8")
     same, changed = sorted(compute_function_hashes(source))[:2]
     hashes = compute_function_hashes(source)
-    kills = {"mutmut": ledger.mutmut_version(), "files": {
+    usage_entry = {"x_record_usage": {"hash": "0", "killed": [1]}}
+    kills: dict[str, Any] = {"mutmut": ledger.mutmut_version(), "files": {
         "src/memref/jobs.py": {same: {"hash": hashes[same], "killed": [1, 3]},
                                 changed: {"hash": "000000000000", "killed": [1]}},
-        "src/memref/usage.py": {"x_record_usage": {"hash": "0", "killed": [1]}}}}
+        "src/memref/usage.py": usage_entry}}
     assert ledger.seed(work, {**kills, "mutmut": "0.0"}, settings.mutates) == 0
     assert ledger.seed(work, kills, settings.mutates) == 2
     meta = json.loads((work / "mutants" / "src" / "memref" / "jobs.py.meta").read_text())
@@ -215,7 +217,7 @@ def test_the_ledger_seeds_only_functions_whose_hash_is_unchanged(tmp_path: Path)
     assert after["src/memref/jobs.py"] == {
         same: {"hash": hashes[same], "killed": [1]},
         changed: {"hash": hashes[changed], "killed": [2]}}
-    assert after["src/memref/usage.py"] == kills["files"]["src/memref/usage.py"]
+    assert after["src/memref/usage.py"] == usage_entry
     out = tmp_path / "ledger.json"
     ledger.save(out, {"mutmut": ledger.mutmut_version(), "files": after})
     assert ledger.load(out)["files"] == after

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -316,13 +318,18 @@ def test_root_symlinked(home: CodexHome, model: MockModel, run_startup: StartupR
 
 
 
-UNUSABLE_ROOTS = {
+def _dangling_link(root: Path) -> None:
+    root.symlink_to("memories-missing", target_is_directory=True)
+
+
+def _plain_file(root: Path) -> None:
+    root.write_text("not a directory\n", encoding="utf-8")
+
+
+UNUSABLE_ROOTS: dict[str, tuple[Callable[[Path], None], str]] = {
     # name: (make memories/ unusable, what it is)
-    "dangling-symlink": (lambda root: root.symlink_to("memories-missing",
-                                                      target_is_directory=True),
-                         "a symlink to a missing directory"),
-    "regular-file": (lambda root: root.write_text("not a directory\n", encoding="utf-8"),
-                     "a regular file"),
+    "dangling-symlink": (_dangling_link, "a symlink to a missing directory"),
+    "regular-file": (_plain_file, "a regular file"),
 }
 
 
