@@ -207,3 +207,44 @@ def test_usage_request_signed(home: CodexHome, model: MockModel,
         "`Authorization: Bearer <access_token>`"
     assert headers.get("chatgpt-account-id") == "acct-signed", \
         "the plan-usage request does not carry the login's account id in chatgpt-account-id"
+
+
+def _no_usable_login(case: str, login: dict[str, Any]) -> Any:
+    """`auth.json` as a ChatGPT login leaves it, changed so that it holds no access token to
+    sign a plan-usage request with."""
+    if case == "empty-object":
+        return {}
+    if case == "tokens-null":
+        return {**login, "tokens": None}
+    if case == "json-array":
+        return [login]
+    tokens = dict(login["tokens"])
+    if case == "no-access-token":
+        del tokens["access_token"]
+    else:  # access-token-a-number
+        tokens["access_token"] = 5
+    return {**login, "tokens": tokens}
+
+
+@check("p1.guard.no-usable-login", title="an auth.json with no access token asks for no plan "
+       "usage and the pipeline runs", rules="GUARD-01", level="SHOULD", area="phase1",
+       needs=("auth.chatgpt",))
+@pytest.mark.parametrize("case", ["empty-object", "tokens-null", "json-array",
+                                  "no-access-token", "access-token-a-number"])
+def test_no_usable_login(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                         case: str) -> None:
+    auth = home.write_chatgpt_login()
+    login = json.loads(auth.read_text(encoding="utf-8"))
+    auth.write_text(json.dumps(_no_usable_login(case, login)), encoding="utf-8")
+    model.set_usage(windows(100, 100))
+    ran = run_once(home, model, run_startup, {"min_rate_limit_remaining_percent": 25},
+                   top={"chatgpt_base_url": model.backend_url})
+    asked = model.of_kind("usage")
+    if asked:
+        fail(f"with an auth.json that holds no access token ({case}) the plan usage was asked "
+             "for: there is no login to sign the request with",
+             expected="no plan-usage request",
+             actual=f"{len(asked)} request(s), authorization "
+                    f"{'present' if 'authorization' in asked[0].headers else 'absent'}")
+    assert ran, f"with an auth.json that holds no access token ({case}) the eligible thread " \
+        "was not extracted (no ChatGPT login: the plan-usage check does not apply)"
