@@ -25,6 +25,7 @@ from memconform.home import CodexHome
 from memconform.mockmodel import MockModel
 from memconform.registry import check
 from memconform.resources import fixture_json
+from memconform.verdicts import fail
 
 DATA = fixture_json("phase2", "apply_patch.json")
 CASES: list[dict[str, Any]] = DATA["cases"]
@@ -92,3 +93,43 @@ def test_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     assert seen[0] == expected, (
         f"when the tool answered, the files were not those of the {verb} patch")
     assert own_files(root) == expected, "the files changed again after the tool answered"
+
+
+# applied cases and the change lines their result must hold: A added, M updated (a moved file
+# under its new path), D deleted; one line per operation, in any order (0.144.6 lists the
+# added files first, then the updated, then the deleted)
+RESULT_LINES = {
+    "add-file": ["A notes.md"],
+    "delete-file": ["D a.md"],
+    "move-with-edits": ["M archive/b.md"],
+    "move-overwrites-destination": ["M b.md"],
+    "delete-then-add-same-path": ["A a.md", "D a.md"],
+    "two-updates-same-file": ["M a.md", "M a.md"],
+    "update-context": ["M a.md"],
+}
+BY_NAME = {c["name"]: c for c in CASES}
+
+
+@check("p2.patch.result", title="an applied patch's result names each changed file with its "
+       "change letter (A, M, D)", rules="PATCH-04", level="SHOULD", area="phase2")
+@pytest.mark.parametrize("name", sorted(RESULT_LINES))
+def test_result(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                name: str) -> None:
+    case = BY_NAME[name]
+    configure(home)
+    seed_memory(home)
+    home.memory_root.mkdir(parents=True, exist_ok=True)
+    seed_files(home.memory_root, case["before"])
+    agent_patches(model, patch_text(case))
+    run_startup(home)
+    outputs = tool_outputs(model)
+    assert outputs and isinstance(outputs[0], str), \
+        "the patch's result was not sent back to the model as text"
+    assert own_files(home.memory_root) == case["after"], "the patch was not applied"
+    letters = sorted(line.strip() for line in outputs[0].splitlines()
+                     if len(line.strip()) > 2 and line.strip()[0] in "AMD"
+                     and line.strip()[1] == " ")
+    if letters != sorted(RESULT_LINES[name]):
+        fail("the applied patch's result does not name each changed file once per operation "
+             "as `A <path>`, `M <path>` or `D <path>`",
+             expected=sorted(RESULT_LINES[name]), actual=letters)

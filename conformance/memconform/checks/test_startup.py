@@ -362,4 +362,3 @@ def test_root_unusable(home: CodexHome, model: MockModel, run_startup: StartupRu
     run_startup(home)
     extracted_once(model, thread.id, f"the eligible thread (control: memories/ no longer "
                    f"{what})")
-
