@@ -175,3 +175,43 @@ def test_a_change_inside_a_logger_call_is_equivalent(old: str, new: str) -> None
 ], ids=["the-call-itself", "not-a-logger"])
 def test_changes_outside_a_logger_call_are_not(old: str, new: str) -> None:
     assert not sqlcase.is_log_only(diff(old, new), LOGS)
+
+
+CODECS = '''\
+def save(path, text, data):
+    path.write_text(text, encoding="utf-8")
+    raw = text.encode("utf-8")
+    back = data.decode(
+        "utf-8", errors="replace")
+    kind = "utf-8"
+    tag = text.encode("not-a-codec")
+
+
+class Store:
+    def put(self, path, text):
+        path.write_bytes(text.encode("utf-8"))
+'''
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ('    path.write_text(text, encoding="utf-8")', '    path.write_text(text, encoding="UTF-8")'),
+    ('    raw = text.encode("utf-8")', '    raw = text.encode("UTF-8")'),
+    ('        "utf-8", errors="replace")', '        "UTF-8", errors="replace")'),
+    # mutmut shows a method dedented to the left margin
+    ('    path.write_bytes(text.encode("utf-8"))', '    path.write_bytes(text.encode("UTF-8"))'),
+], ids=["encoding-keyword", "encode-argument", "decode-argument-on-its-own-line",
+        "in-a-dedented-method"])
+def test_the_letter_case_of_a_looked_up_codec_name_is_equivalent(old: str, new: str) -> None:
+    assert sqlcase.is_codec_letter_case(diff(old, new), CODECS)
+    assert sqlcase.reason_for(diff(old, new), CODECS) == sqlcase.CODEC_REASON
+    assert (b"x".decode(new.split('"')[1]) == b"x".decode(old.split('"')[1]))
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ('    kind = "utf-8"', '    kind = "UTF-8"'),
+    ('    tag = text.encode("not-a-codec")', '    tag = text.encode("NOT-A-CODEC")'),
+    ('        "utf-8", errors="replace")', '        "utf-8", errors="REPLACE")'),
+    ('    raw = text.encode("utf-8")', '    raw = text.encode("XXutf-8XX")'),
+], ids=["a-plain-string", "not-a-codec", "the-errors-argument", "not-only-letter-case"])
+def test_other_codec_changes_are_not(old: str, new: str) -> None:
+    assert not sqlcase.is_codec_letter_case(diff(old, new), CODECS)

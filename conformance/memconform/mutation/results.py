@@ -170,12 +170,14 @@ def markdown(verdict: Verdict, facts: dict[str, Any]) -> str:
     by_sql = sum(m.reason == sqlcase.REASON for m in verdict.mutants)
     by_row = sum(m.reason == sqlcase.ROW_REASON for m in verdict.mutants)
     by_log = sum(m.reason == sqlcase.LOG_REASON for m in verdict.mutants)
-    if by_sql or by_row or by_log:
+    by_codec = sum(m.reason == sqlcase.CODEC_REASON for m in verdict.mutants)
+    if by_sql or by_row or by_log or by_codec:
         lines += ["", f"Proved equivalent by class: {by_sql} sql-letter-case (only the letter "
                   "case of SQL words in an executed statement changes), "
                   f"{by_row} row-key-letter-case (only the letter case of a column name read "
                   f"from a fetched sqlite3.Row changes), {by_log} log-call (only the arguments "
-                  "of a logger call change)."]
+                  f"of a logger call change), {by_codec} codec-name-letter-case (only the "
+                  "letter case of a codec name Python looks up changes)."]
     if excluded:
         lines += ["", "## Not mutated", "", *excluded]
     if verdict.stale:

@@ -1,4 +1,4 @@
-"""Two equivalence classes proved from the code, not listed by hand.
+"""Equivalence classes proved from the code, not listed by hand.
 
 `sql-letter-case`: a mutant that changes only the letter case of keywords, table, column or
 function names in an SQL statement given to sqlite3's `execute`, `executemany` or
@@ -17,11 +17,17 @@ names up without regard to case, so the value read is the same.
 `log-call`: a mutant whose every change lies inside the parentheses of a call to the module's
 logger (`log.warning(...)` and its siblings). Logging never raises on a message it cannot
 format (it reports that on stderr), and nothing the protocol shows reads the log.
+
+`codec-name-letter-case`: a mutant that changes only the letter case of a codec name given as
+a string literal where Python looks the codec up (the first argument of `.encode(...)` or
+`.decode(...)`, or an `encoding=` keyword): the literal must name a codec, and Python's codec
+lookup ignores letter case, so `"UTF-8"` is the same codec as `"utf-8"`.
 """
 
 from __future__ import annotations
 
 import ast
+import codecs
 from collections.abc import Callable
 
 EXECUTE = frozenset({"execute", "executemany", "executescript"})
@@ -42,6 +48,10 @@ LOG_REASON = ("changes only the arguments of a call to the module's logger (its 
               "values it shows, or how many there are); logging never raises on a message it "
               "cannot format, and nothing the protocol shows reads the log [class log-call, "
               "proved from the diff and the source by memconform.mutation.sqlcase]")
+CODEC_REASON = ("changes only the letter case of a codec name where Python looks the codec up "
+                "(`.encode`/`.decode`'s first argument or an `encoding=` keyword); codec lookup "
+                "ignores letter case, so the codec is the same [class codec-name-letter-case, "
+                "proved from the diff and the source by memconform.mutation.sqlcase]")
 LOGGERS = frozenset({"log", "logger"})
 LOG_LEVELS = frozenset({"debug", "info", "warning", "error", "exception", "critical"})
 
@@ -123,12 +133,21 @@ def is_log_only(diff: str, source: str) -> bool:
         while (tail < min(len(old), len(new)) - head
                and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]):
             tail += 1
-        changed = range(head, len(old) - tail)
-        if not any(any(changed.start >= span.start and changed.stop <= span.stop
+        if not any(any(head + shift >= span.start and len(old) - tail + shift <= span.stop
                        for span in spans)
-                   for number, spans in allowed_at.items() if source_lines[number - 1] == old):
+                   for number, spans in allowed_at.items()
+                   if (shift := _indent_shift(source_lines[number - 1], old)) is not None):
             return False
     return True
+
+
+def _indent_shift(source_line: str, diff_line: str) -> int | None:
+    """How far right `diff_line` sits in `source_line` when they differ only in indentation
+    (mutmut shows a method dedented to the left margin), else None."""
+    if source_line.lstrip() != diff_line.lstrip():
+        return None
+    return (len(source_line) - len(source_line.lstrip())) - (len(diff_line)
+                                                              - len(diff_line.lstrip()))
 
 
 def row_key_columns(source: str) -> dict[int, list[range]]:
@@ -144,6 +163,34 @@ def row_key_columns(source: str) -> dict[int, list[range]]:
                     and node.value.id in rows and isinstance(node.slice, ast.Constant)
                     and isinstance(node.slice.value, str)):
                 _spans(lines, node.slice, spans)
+    return spans
+
+
+def _is_codec(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        codecs.lookup(value)
+    except LookupError:
+        return False
+    return True
+
+
+def codec_columns(source: str) -> dict[int, list[range]]:
+    """Per 1-based source line, the columns of string literals naming a codec where Python
+    looks one up: `.encode(x)`, `.decode(x)` and `encoding=x`."""
+    lines = source.splitlines()
+    spans: dict[int, list[range]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        named = [k.value for k in node.keywords if k.arg == "encoding"]
+        if (isinstance(node.func, ast.Attribute) and node.func.attr in ("encode", "decode")
+                and node.args):
+            named.append(node.args[0])
+        for value in named:
+            if isinstance(value, ast.Constant) and _is_codec(value.value):
+                _spans(lines, value, spans)
     return spans
 
 
@@ -228,12 +275,19 @@ def is_row_key_letter_case(diff: str, source: str) -> bool:
     return _only_case_within(diff, source, row_key_columns, sql_words=False)
 
 
+def is_codec_letter_case(diff: str, source: str) -> bool:
+    """Whether the mutant only changes the letter case of codec names Python looks up."""
+    return _only_case_within(diff, source, codec_columns, sql_words=False)
+
+
 def reason_for(diff: str, source: str) -> str | None:
     """The class reason that proves the mutant equivalent, or None."""
     if is_sql_letter_case(diff, source):
         return REASON
     if is_row_key_letter_case(diff, source):
         return ROW_REASON
+    if is_codec_letter_case(diff, source):
+        return CODEC_REASON
     if is_log_only(diff, source):
         return LOG_REASON
     return None
@@ -251,8 +305,9 @@ def _only_case_within(diff: str, source: str,
             return False
         changed = {k for k, (a, b) in enumerate(zip(old, new, strict=True)) if a != b}
         words = _sql_positions(old) if sql_words else set(range(len(old)))
-        if not any(changed <= {k for k in words if any(k in span for span in spans)}
+        if not any({k + shift for k in changed}
+                   <= {k + shift for k in words if any(k + shift in span for span in spans)}
                    for number, spans in allowed_at.items()
-                   if source_lines[number - 1] == old):
+                   if (shift := _indent_shift(source_lines[number - 1], old)) is not None):
             return False
     return True
