@@ -126,10 +126,17 @@ class Adapter:
             self.before_call(op, args)
         return self._request(op, args, timeout_s=timeout_s or self.timeout_s)
 
-    def _request(self, op: str, args: dict[str, Any], *, timeout_s: float) -> Any:
+    def call_unknown(self, op: str, args: dict[str, Any]) -> Any:
+        """Send an operation outside protocol v1 (for the protocol checks): the envelope is
+        validated, the arguments are not, and an `ok` answer's result is returned as it is."""
+        self.handshake  # noqa: B018 - starts (or restarts) the implementation
+        return self._request(op, args, timeout_s=self.timeout_s, known_op=False)
+
+    def _request(self, op: str, args: dict[str, Any], *, timeout_s: float,
+                 known_op: bool = True) -> Any:
         self._seq += 1
         message = {"seq": self._seq, "op": op, "args": args}
-        validate_request(message)
+        validate_request(message, known_op=known_op)
         line = json.dumps(message)
         if self.transcript is not None:
             self.transcript.append({"request": message})
@@ -155,7 +162,7 @@ class Adapter:
             raise AdapterError("wrong-seq", f"{op}: expected seq {self._seq}, got {got!r}",
                                self.transport.stderr_tail())
         try:
-            validate_response(op, reply)
+            validate_response(op, reply, known_op=known_op)
         except ProtocolViolation as exc:
             raise AdapterError("protocol", str(exc), self.transport.stderr_tail()) from exc
         if reply["ok"]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from memconform import PROTOCOL_VERSION
 from memconform.adapters import Adapter
+from memconform.adapters.base import Rejected, Unsupported
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.protocol import capabilities
 from memconform.registry import check, id_covers
 from memconform.resources import local_checks
 from memconform.scope import ALWAYS, in_scope, required_core
+from memconform.verdicts import fail
 
 
 @check("protocol.start.handshake", title="start returns identity, protocol 1 and known "
@@ -41,3 +43,27 @@ def test_startup_round_trip(home: CodexHome, run_startup: StartupRunner) -> None
     result = run_startup(home)
     assert "session_thread_id" in result, "the startup result has no session_thread_id"
     assert (home.path / "config.toml").read_bytes() == before, "config.toml was rewritten"
+
+
+UNKNOWN_OP = "memconform.no-such-operation"
+
+
+@check("protocol.op.unknown", title="an operation the implementation does not know is "
+       "answered unsupported, naming it, and the connection goes on", rules="PROTO-03",
+       level="MUST", area="protocol")
+def test_unknown_op(impl: Adapter, home: CodexHome, run_startup: StartupRunner) -> None:
+    try:
+        result = impl.call_unknown(UNKNOWN_OP, {"home": str(home.path)})
+    except Unsupported as exc:
+        # the harness puts the operation in front of the implementation's own message
+        message = str(exc.msg).removeprefix(f"{UNKNOWN_OP}: ")
+        assert UNKNOWN_OP in message, \
+            "the `unsupported` answer to an unknown operation does not name the operation"
+    except Rejected as exc:
+        fail("an unknown operation was answered `rejected` instead of `unsupported`",
+             expected="unsupported", actual=f"rejected: {exc}")
+    else:
+        fail("an unknown operation was answered ok", expected="unsupported", actual=result)
+    home.ensure_state_db()
+    assert "session_thread_id" in run_startup(home), \
+        "after answering an unknown operation, a startup on the same connection failed"

@@ -49,14 +49,17 @@ def _check(validator: Draft202012Validator, value: Any, what: str) -> None:
         raise ProtocolViolation(f"{what}: {error.message} at {where}")
 
 
-def validate_request(message: dict[str, Any]) -> None:
+def validate_request(message: dict[str, Any], *, known_op: bool = True) -> None:
+    """The envelope, and unless `known_op` is False the operation's arguments."""
     _check(_validator("request"), message, "request")
-    _check(_validator("args", message["op"]), message["args"], f"{message['op']} args")
+    if known_op:
+        _check(_validator("args", message["op"]), message["args"], f"{message['op']} args")
 
 
-def validate_response(op: str, message: Any) -> None:
+def validate_response(op: str, message: Any, *, known_op: bool = True) -> None:
+    """The envelope, and unless `known_op` is False an `ok` answer's result."""
     _check(_validator("response"), message, f"{op} response")
-    if message["ok"]:
+    if message["ok"] and known_op:
         _check(_validator("result", op), message["result"], f"{op} result")
 
 
