@@ -31,7 +31,7 @@ PARSE_REFUSED = {
     "args-string-for-a-boolean-refused", "args-integral-float-count-refused",
     "args-count-over-u64-refused", "args-match-mode-not-a-map-refused",
     "args-match-mode-type-missing-refused", "args-window-line-count-missing-refused",
-    "args-match-mode-type-not-a-string-refused"}
+    "args-match-mode-type-not-a-string-refused", "args-window-line-count-not-a-count-refused"}
 # The binary reads a JSON array of one element per field positionally; the contract does not.
 POSITIONAL = {"probe-positional-array-read", "probe-positional-array-list"}
 NOT_OFFERED = {"probe-tool-not-offered", "probe-unknown-tool-name"}
