@@ -27,7 +27,8 @@ from memconform.registry import check
 NEEDS = ("jobs.stage1", "clock.inject")
 LEASE_S, RETRY_DELAY_S, BUDGET, CAP = 3600, 3600, 3, 2
 THREADS = ("thread-a", "thread-b", "thread-c")
-OUTPUT = {"raw_memory": "r", "rollout_summary": "s", "rollout_slug": None}
+OUTPUT = {"raw_memory": "r", "rollout_summary": "s", "rollout_slug": "job-machine"}
+REASON = "model failed"
 
 
 @dataclass
@@ -39,6 +40,8 @@ class Row:
     retry_remaining: int
     input_watermark: int
     last_success_watermark: int | None = None
+    worker: str | None = None
+    last_error: str | None = None
 
 
 @dataclass
@@ -70,12 +73,12 @@ class Model:
             return "skipped_retry_backoff"
         return "skipped_running"
 
-    def claimed(self, thread: str, mark: int, now: int, token: str) -> None:
+    def claimed(self, thread: str, mark: int, now: int, token: str, worker: str) -> None:
         old = self.rows.get(thread)
         newer = old is None or mark > old.input_watermark
         self.rows[thread] = Row("running", token, now + LEASE_S, None,
                                 BUDGET if newer or old is None else old.retry_remaining, mark,
-                                old.last_success_watermark if old else None)
+                                old.last_success_watermark if old else None, worker)
 
     def finish(self, thread: str, token: str, result: str, mark: int, now: int) -> bool:
         row = self.rows.get(thread)
@@ -84,8 +87,10 @@ class Model:
         if result == "failed":
             row.status, row.retry_at = "error", now + RETRY_DELAY_S
             row.retry_remaining -= 1
+            row.last_error = REASON
         else:
             row.status, row.last_success_watermark = "done", row.input_watermark
+            row.last_error = None
             if result == "succeeded":
                 if mark >= self.outputs.get(thread, -1):
                     self.outputs[thread] = mark
@@ -122,7 +127,7 @@ def make_machine(impl: Adapter, home: CodexHome, clock: HarnessClock) -> type:
             if expected == "claimed":
                 token = got.get("token")
                 assert token, f"stage1.claim of {thread} claimed it without a token"
-                self.model.claimed(thread, mark, clock.now, token)
+                self.model.claimed(thread, mark, clock.now, token, worker)
                 self.tokens.append((thread, token, mark))
 
         @precondition(lambda self: bool(self.tokens))
@@ -133,7 +138,7 @@ def make_machine(impl: Adapter, home: CodexHome, clock: HarnessClock) -> type:
             got = impl.call("stage1.finish", {
                 "home": str(home.path), "thread_id": thread, "token": token,
                 "now_ms": clock.now_ms, "result": result, "watermark": mark,
-                "output": OUTPUT, "reason": "model failed"})
+                "output": OUTPUT, "reason": REASON})
             applies = self.model.finish(thread, token, result, mark, clock.now)
             assert got["applied"] == applies, (
                 f"stage1.finish ({result}) of {thread} by its owner was not applied" if applies
@@ -165,13 +170,18 @@ def make_machine(impl: Adapter, home: CodexHome, clock: HarnessClock) -> type:
                                             "retry_remaining", "input_watermark",
                                             "last_success_watermark")}
                 seen["token"] = row["ownership_token"]
+                seen["worker"] = row["worker_id"]
+                seen["last_error"] = row["last_error"]
                 assert seen == {**expected.__dict__}, \
                     f"the job row of {thread} is not what the transition table leads to"
-            stored = {r["thread_id"]: r["source_updated_at"] for r in home.query(
-                home.memories_db, "SELECT thread_id, source_updated_at FROM stage1_outputs")}
+            rows = home.query(home.memories_db, "SELECT thread_id, source_updated_at, "
+                              "rollout_slug FROM stage1_outputs")
+            stored = {r["thread_id"]: r["source_updated_at"] for r in rows}
             assert stored == self.model.outputs, \
                 "the stage1_outputs rows (thread: source_updated_at) are not what the " \
                 "finished jobs leave"
+            slugs = {r["rollout_slug"] for r in rows} - {OUTPUT["rollout_slug"]}
+            assert not slugs, "a stored output's rollout_slug is not the one its finish gave"
 
     return JobMachine
 
