@@ -5,6 +5,7 @@ pages at the page-size bounds of list and search."""
 from __future__ import annotations
 
 import json
+import stat
 from typing import Any
 
 import pytest
@@ -176,3 +177,21 @@ def test_page_bounds(impl: Adapter, home: CodexHome, tool: str, count: int,
         f"{what}: next_cursor is not {json.dumps(next_cursor)}"
     assert output["truncated"] is (next_cursor is not None), \
         f"{what}: truncated does not say whether items remain after the page"
+
+
+@check("read.tool.note-mode", title="an ad-hoc note is a plain file nobody may execute",
+       rules="TOOL-NOTE-01", level="SHOULD", area="read", needs=NEEDS)
+def test_note_mode(impl: Adapter, home: CodexHome) -> None:
+    home.write_config(memories=TOOLS_ON)
+    name = "2026-05-26T13-42-08-mode.md"
+    call = {"name": "add_ad_hoc_note", "arguments": json.dumps({"filename": name, "note": "n"})}
+    [got] = impl.call("tools.call", {"home": str(home.path), "calls": [call]})["results"]
+    if "output" not in got:
+        fail(f"the note {name} was refused: {got.get('error')}")
+    note = home.memory_root.joinpath("extensions", "ad_hoc", "notes", name)
+    mode = note.lstat().st_mode
+    assert stat.S_ISREG(mode), f"the note {name} is not a regular file"
+    assert mode & 0o111 == 0, \
+        f"the note {name} may be executed (mode {stat.S_IMODE(mode):o}): a note is text"
+    assert mode & 0o600 == 0o600, \
+        f"the note {name} is not readable and writable by its owner (mode {stat.S_IMODE(mode):o})"
