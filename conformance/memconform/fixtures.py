@@ -147,8 +147,10 @@ def run_startup(impl: Adapter, clock: HarnessClock, pytestconfig: pytest.Config
                 ) -> StartupRunner:
     """Run one startup of the implementation on a home: `run_startup(home, ephemeral=True)`."""
 
-    def run(target: CodexHome, **session: Any) -> dict[str, Any]:
-        args = startup_args(target, clock, seed=pytestconfig.getoption("--impl-seed"), **session)
+    def run(target: CodexHome, *, seed: int | None = None, **session: Any) -> dict[str, Any]:
+        """`seed` replaces the run's --impl-seed for this startup only."""
+        args = startup_args(target, clock, seed=pytestconfig.getoption("--impl-seed")
+                            if seed is None else seed, **session)
         result: dict[str, Any] = impl.call("startup", args,
                                            timeout_s=args["timeout_s"] + STARTUP_GRACE_S)
         return result

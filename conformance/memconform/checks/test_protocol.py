@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
+
 from memconform import PROTOCOL_VERSION
 from memconform.adapters import Adapter
 from memconform.adapters.base import Rejected, Unsupported
+from memconform.checks.stage1 import assert_now
+from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.protocol import capabilities
@@ -67,3 +71,29 @@ def test_unknown_op(impl: Adapter, home: CodexHome, run_startup: StartupRunner) 
     home.ensure_state_db()
     assert "session_thread_id" in run_startup(home), \
         "after answering an unknown operation, a startup on the same connection failed"
+
+
+SESSION_SEEDS = range(1, 9)
+
+
+@check("protocol.startup.session-id", title="a startup's session_thread_id is a UUIDv7 made "
+       "at the startup, a new one for every seed", rules="PROTO-02", level="SHOULD",
+       area="protocol")
+def test_session_id(home: CodexHome, run_startup: StartupRunner,
+                    clock: HarnessClock) -> None:
+    """Eight startups on a home with no state database (nothing else runs), each with its
+    own seed: a random bit written over the version or the variant shows up in one of them."""
+    seen: list[str] = []
+    for seed in SESSION_SEEDS:
+        raw = run_startup(home, seed=seed).get("session_thread_id")
+        try:
+            tid = uuid.UUID(str(raw))
+        except ValueError:
+            fail("a startup's session_thread_id is not a UUID", actual=raw)
+        assert tid.version == 7 and tid.variant == uuid.RFC_4122, \
+            f"the session_thread_id {raw} (seed {seed}) is not an RFC 9562 UUIDv7 " \
+            "(version 7, variant 10)"
+        assert_now((tid.int >> 80) // 1000, clock, f"the time inside the session_thread_id {raw}")
+        seen.append(str(raw))
+    assert len(set(seen)) == len(seen), \
+        "two startups with different seeds answered the same session_thread_id"
