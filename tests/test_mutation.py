@@ -207,17 +207,35 @@ def test_the_ledger_seeds_only_functions_whose_hash_is_unchanged(tmp_path: Path)
                                         f"memref.jobs.{same}__mutmut_3": 1}
     assert not (work / "mutants" / "src" / "memref" / "usage.py.meta").exists()
 
-    # a verdict mutmut has is kept; recording replaces the file's entry from the verdicts
+    # a verdict mutmut has for the same code is kept; recording keeps every kill of the code
+    # as it is (the ledger's and mutmut's), drops the changed function's stale entry, and
+    # leaves a file outside the run as the ledger has it
     meta["exit_code_by_key"][f"memref.jobs.{same}__mutmut_3"] = 0
     meta["exit_code_by_key"][f"memref.jobs.{changed}__mutmut_2"] = 1
     meta["hash_by_function_name"][changed] = hashes[changed]
     (work / "mutants" / "src" / "memref" / "jobs.py.meta").write_text(json.dumps(meta))
     assert ledger.seed(work, kills, settings.mutates) == 0
-    after = ledger.record(work, kills)["files"]
+    after = ledger.record(work, kills, settings.mutates)["files"]
     assert after["src/memref/jobs.py"] == {
-        same: {"hash": hashes[same], "killed": [1]},
+        same: {"hash": hashes[same], "killed": [1, 3]},
         changed: {"hash": hashes[changed], "killed": [2]}}
     assert after["src/memref/usage.py"] == usage_entry
+
+    # verdicts of an older version of a function the ledger knows as it is now are dropped
+    meta["hash_by_function_name"][same] = "0ld0ld0ld0ld"
+    meta["exit_code_by_key"][f"memref.jobs.{same}__mutmut_3"] = 0
+    meta["exit_code_by_key"][f"memref.jobs.{same}__mutmut_4"] = 0
+    (work / "mutants" / "src" / "memref" / "jobs.py.meta").write_text(json.dumps(meta))
+    assert ledger.seed(work, kills, settings.mutates) == 2
+    meta = json.loads((work / "mutants" / "src" / "memref" / "jobs.py.meta").read_text())
+    assert meta["hash_by_function_name"][same] == hashes[same]
+    assert meta["exit_code_by_key"][f"memref.jobs.{same}__mutmut_4"] is None
+    assert meta["exit_code_by_key"][f"memref.jobs.{same}__mutmut_3"] == 1
+
+    # an unreadable verdict file (a run killed while writing it) adds nothing
+    (work / "mutants" / "src" / "memref" / "jobs.py.meta").write_text("{")
+    assert ledger.record(work, kills, settings.mutates)["files"]["src/memref/jobs.py"] == {
+        same: {"hash": hashes[same], "killed": [1, 3]}}
     out = tmp_path / "ledger.json"
     ledger.save(out, {"mutmut": ledger.mutmut_version(), "files": after})
     assert ledger.load(out)["files"] == after
@@ -226,6 +244,10 @@ def test_the_ledger_seeds_only_functions_whose_hash_is_unchanged(tmp_path: Path)
 def test_a_bad_ledger_is_one_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "ledger.json"
     for text, problem in (("[", "not JSON"), ('{"mutmut": "3"}', "exactly the keys"),
+                          ('{"mutmut": "3", "files": true}', "files \\(an object\\)"),
+                          ('{"mutmut": "3", "files": {"a.py": []}}', "a.py: must be an object"),
+                          ('{"mutmut": "3", "files": {"a.py": {"x_f": {"hash": "h", '
+                           '"killed": {}}}}}', "a.py x_f"),
                           ('{"mutmut": "3", "files": {"a.py": {"x_f": {"hash": "h", '
                            '"killed": [0]}}}}', "a.py x_f")):
         bad.write_text(text, encoding="utf-8")

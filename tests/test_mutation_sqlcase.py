@@ -215,3 +215,9 @@ def test_the_letter_case_of_a_looked_up_codec_name_is_equivalent(old: str, new: 
 ], ids=["a-plain-string", "not-a-codec", "the-errors-argument", "not-only-letter-case"])
 def test_other_codec_changes_are_not(old: str, new: str) -> None:
     assert not sqlcase.is_codec_letter_case(diff(old, new), CODECS)
+
+
+def test_a_line_that_also_occurs_outside_a_codec_lookup_proves_nothing() -> None:
+    source = 'def f(a, b):\n    x = a.decode(\n        "utf-8")\n    y = print(\n        "utf-8")\n'
+    line = '        "utf-8")'
+    assert not sqlcase.is_codec_letter_case(diff(line, line.replace("utf", "UTF")), source)

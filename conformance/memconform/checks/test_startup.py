@@ -317,7 +317,6 @@ def test_root_symlinked(home: CodexHome, model: MockModel, run_startup: StartupR
     assert thread in raw, "raw_memories.md in the symlink's target does not hold the memory"
 
 
-
 def _dangling_link(root: Path) -> None:
     root.symlink_to("memories-missing", target_is_directory=True)
 

@@ -23,7 +23,8 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
 
     The kill ledger (`ledger_file`, else the shipped one) seeds a run of the whole suite
     unless `fresh`; the run's kills are written back to it only when it is given explicitly,
-    also when the run is interrupted."""
+    also when the run is interrupted, and only once mutmut's way of re-running checks was
+    seen to work (else its kills cannot be trusted)."""
     equivalent_file = equivalent_file or triage.default_file()
     equivalents = triage.load(equivalent_file)
     kills = ledger.load(ledger_file or ledger.default_file())
@@ -41,17 +42,20 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
                       f"{ledger.mutmut_version()}")
     elif seeded:
         console.print(f"kill ledger: {seeded} kills of unchanged functions taken as done")
+    trusted: list[bool] = []
     try:
         return _run(work, report_dir, workers, budget_s, settings, equivalent_file,
-                    equivalents, console, seeded)
+                    equivalents, console, seeded, trusted)
     finally:
-        if ledger_file is not None:
-            ledger.save(ledger_file, ledger.record(work, kills))
+        if ledger_file is not None and trusted:
+            ledger.save(ledger_file, ledger.record(work, kills, settings.mutates))
 
 
 def _run(work: Path, report_dir: Path, workers: int, budget_s: float,
          settings: workspace.Settings, equivalent_file: Path,
-         equivalents: dict[str, triage.Equivalent], console: Console, seeded: int) -> int:
+         equivalents: dict[str, triage.Equivalent], console: Console, seeded: int,
+         trusted: list[bool]) -> int:
+    """The run and its report; appends to `trusted` once the kills are known to be real."""
 
     def progress() -> None:
         counts = results.Verdict(results.collect(work)).counts()
@@ -64,11 +68,14 @@ def _run(work: Path, report_dir: Path, workers: int, budget_s: float,
     except KeyboardInterrupt as exc:
         console.print(f"[red]interrupted[/red] ({escape(str(exc) or 'SIGINT')}): mutmut was "
                       "stopped; the cache keeps the verdicts it saved (run again to go on)")
+        if runner.replay_works(work) is None:
+            trusted.append(True)
         return EXIT_INCOMPLETE
     broken = runner.replay_works(work)
     if broken is not None:
         console.print(f"[red]mutation run unusable:[/red] {escape(broken)}")
         return EXIT_INCOMPLETE
+    trusted.append(True)
     mutants = results.collect(work)
     if not mutants:
         console.print(f"[red]mutmut produced no results[/red] (exit {outcome.exit_code}); "

@@ -133,12 +133,25 @@ def is_log_only(diff: str, source: str) -> bool:
         while (tail < min(len(old), len(new)) - head
                and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]):
             tail += 1
-        if not any(any(head + shift >= span.start and len(old) - tail + shift <= span.stop
-                       for span in spans)
-                   for number, spans in allowed_at.items()
-                   if (shift := _indent_shift(source_lines[number - 1], old)) is not None):
+        places = _occurrences(old, source_lines, allowed_at)
+        if not places or not all(any(head + shift >= span.start
+                                     and len(old) - tail + shift <= span.stop
+                                     for span in spans) for shift, spans in places):
             return False
     return True
+
+
+def _occurrences(old: str, source_lines: list[str], allowed_at: dict[int, list[range]]
+                 ) -> list[tuple[int, list[range]]]:
+    """(indentation shift, allowed columns) of every source line that is the diff's line
+    `old` whatever its indentation. A change is proved only if every one of them allows it:
+    a line that also occurs where the change is not allowed proves nothing."""
+    places = []
+    for number, line in enumerate(source_lines, 1):
+        shift = _indent_shift(line, old)
+        if shift is not None:
+            places.append((shift, allowed_at.get(number, [])))
+    return places
 
 
 def _indent_shift(source_line: str, diff_line: str) -> int | None:
@@ -305,9 +318,9 @@ def _only_case_within(diff: str, source: str,
             return False
         changed = {k for k, (a, b) in enumerate(zip(old, new, strict=True)) if a != b}
         words = _sql_positions(old) if sql_words else set(range(len(old)))
-        if not any({k + shift for k in changed}
-                   <= {k + shift for k in words if any(k + shift in span for span in spans)}
-                   for number, spans in allowed_at.items()
-                   if (shift := _indent_shift(source_lines[number - 1], old)) is not None):
+        places = _occurrences(old, source_lines, allowed_at)
+        if not places or not all(changed <= {k for k in words
+                                             if any(k + shift in span for span in spans)}
+                                 for shift, spans in places):
             return False
     return True
