@@ -6,6 +6,7 @@ run. A refused patch must leave every file as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,21 @@ def test_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     assert seen[0] == expected, (
         f"when the tool answered, the files were not those of the {verb} patch")
     assert own_files(root) == expected, "the files changed again after the tool answered"
+    if case.get("refused"):
+        listed = applied_lines(case, tool_outputs(model)[0])
+        assert not listed, ("the refused patch's result lists changed files as an applied "
+                            f"patch's does ({listed}): the model must be told it was refused")
+
+
+def applied_lines(case: dict[str, Any], output: Any) -> list[str]:
+    """The lines of `output` that name a file of the patch as an applied patch's result
+    does (`A <path>`, `M <path>`, `D <path>`, PATCH-04)."""
+    paths = {line.split(": ", 1)[1].strip() for line in case.get("patch_lines", [])
+             if line.startswith(("*** Add File: ", "*** Delete File: ", "*** Update File: ",
+                                 "*** Move to: ")) and ": " in line}
+    text = output if isinstance(output, str) else json.dumps(output)
+    return [line.strip() for line in text.splitlines()
+            if line.strip()[:2] in ("A ", "M ", "D ") and line.strip()[2:] in paths]
 
 
 # applied cases and the change lines their result must hold: A added, M updated (a moved file
