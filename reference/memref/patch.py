@@ -38,7 +38,7 @@ class PatchError(ValueError):
 
 @dataclass(frozen=True)
 class Change:
-    action: str  # "add" | "delete" | "update" | "move"
+    action: str  # "add" | "delete" | "update" (a moved file is an update of its new path)
     path: str  # root-relative, '/' separated (the destination for a move)
 
 
@@ -302,13 +302,13 @@ def apply_patch(root: Path, text: str) -> list[Change]:
             if dest != path:
                 plan.pending[path] = None
             plan.write(f"Move to {op.move_to}" if op.move_to else label, dest, content)
-            changes.append(Change("move" if dest != path else "update", dest_rel))
+            changes.append(Change("update", dest_rel))
     plan.commit()
     return changes
 
 
 def summary(changes: list[Change]) -> str:
     """The tool's output: one line per file, A (added), M (updated or moved) or D (deleted)."""
-    letters = {"add": "A", "delete": "D", "update": "M", "move": "M"}
+    letters = {"add": "A", "delete": "D", "update": "M"}
     lines = "".join(f"{letters[c.action]} {c.path}\n" for c in changes)
     return f"Patch applied. Changed files:\n{lines}" if changes else "No files were changed.\n"
