@@ -31,7 +31,6 @@ def test_add_delete_update_and_summary(tmp_path: Path) -> None:
     assert not (tmp_path / "old.md").exists()
     assert (tmp_path / "notes.md").read_text() == "# Notes\nnew fact\nkeep\n"
     assert summary(changes).splitlines()[1:] == ["A topics/MEMORY.md", "D old.md", "M notes.md"]
-    assert summary([]) == "No files were changed.\n"
 
 
 def test_envelope_whitespace_and_missing_final_newline(tmp_path: Path) -> None:
@@ -45,7 +44,7 @@ def test_move_with_edits(tmp_path: Path) -> None:
     changes = apply_patch(tmp_path, patch(
         "*** Update File: a.md", "*** Move to: archive/b.md", "@@", " one", "-two", "+2",
     ))
-    assert changes == [Change("move", "archive/b.md")]
+    assert changes == [Change("update", "archive/b.md")]
     assert not (tmp_path / "a.md").exists()
     assert (tmp_path / "archive" / "b.md").read_text() == "one\n2\n"
 

@@ -311,4 +311,4 @@ def summary(changes: list[Change]) -> str:
     """The tool's output: one line per file, A (added), M (updated or moved) or D (deleted)."""
     letters = {"add": "A", "delete": "D", "update": "M"}
     lines = "".join(f"{letters[c.action]} {c.path}\n" for c in changes)
-    return f"Patch applied. Changed files:\n{lines}" if changes else "No files were changed.\n"
+    return f"Patch applied. Changed files:\n{lines}"
