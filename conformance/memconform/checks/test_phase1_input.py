@@ -24,6 +24,7 @@ from memconform.mockmodel import MockModel, Recorded, json_output
 from memconform.registry import check
 from memconform.resources import fixture_json
 from memconform.rollout import message
+from memconform.schemas import request_problems
 from memconform.verdicts import fail
 
 FILTERING = fixture_json("phase1", "filtering.json")
@@ -44,6 +45,7 @@ ITEMS = {  # what carries each marker of fixtures/phase1/filtering.json
     "DROP-SKILL": "the skill fragment", "DROP-TURN": "the turn_context line",
     "DROP-EVENT": "the event_msg line", "DROP-REASONING": "the reasoning item",
     "DROP-COMPACTED": "the compacted line",
+    "DROP-ODD": "the response_item line whose payload is not an object",
 }
 
 
@@ -119,6 +121,48 @@ def test_request_model(home: CodexHome, model: MockModel, run_startup: StartupRu
     assert request.body.get("model") == expected, (
         "the extraction request does not use the configured extract_model" if configured
         else "without extract_model the extraction request does not use gpt-5.4-mini")
+
+
+@check("p1.in.request.fields", title="the extraction request is a valid Responses API request: "
+       "no unknown parameter, no value outside a parameter's enumeration",
+       rules="P1-IN-02", level="MUST", area="phase1")
+def test_request_fields(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    _, request = extract(home, model, run_startup)
+    found = request_problems(request.body)
+    if found:
+        fail("the extraction request is not a valid Responses API request (the API answers "
+             "400 to an unknown parameter or value): " + "; ".join(found[:5]))
+
+
+@check("p1.in.request.session", title="the extraction request is not stored and names the "
+       "startup's session, not the source thread, in its cache key and session headers",
+       rules="P1-IN-02", level="SHOULD", area="phase1")
+def test_request_session(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    thread = home.add_thread()
+    model.on("stage1", json_output(VALID_OUTPUT))
+    session = run_startup(home).get("session_thread_id")
+    if session is None:
+        fail("the startup of a root session reported no session_thread_id")
+    request = extracted_once(model, thread.id)
+    body, headers = request.body, request.headers
+    assert body.get("store") is False, \
+        "the extraction request does not send store: false (the provider may keep the rollout)"
+    for name, value in (("prompt_cache_key", body.get("prompt_cache_key")),
+                        ("session-id header", headers.get("session-id")),
+                        ("thread-id header", headers.get("thread-id"))):
+        assert value != thread.id, \
+            f"the extraction request's {name} is the source thread's id, not the startup's session"
+        assert value == session, \
+            f"the extraction request's {name} is not the startup's session_thread_id " \
+            f"({value!r}, expected {session!r})"
+    try:
+        metadata = json.loads(headers.get("x-codex-turn-metadata", ""))
+    except ValueError:
+        fail("the extraction request has no JSON x-codex-turn-metadata header",
+             actual=headers.get("x-codex-turn-metadata"))
+    assert isinstance(metadata, dict) and metadata.get("request_kind") == "memory", \
+        "the extraction request's x-codex-turn-metadata does not say request_kind: memory"
 
 
 CONTEXT_WINDOW = 20_000

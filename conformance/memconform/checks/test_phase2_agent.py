@@ -31,6 +31,7 @@ from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, Recorded, json_output
 from memconform.registry import check
+from memconform.schemas import request_problems
 from memconform.verdicts import fail, produced
 
 MARKER_RAW = "- marker raw memory 7f3a"
@@ -307,6 +308,24 @@ def test_cache_key(home: CodexHome, model: MockModel, run_startup: StartupRunner
         "the consolidation requests' prompt_cache_key is not an RFC 9562 UUIDv7"
     assert_now((key.int >> 80) // 1000, clock, "the time inside the prompt_cache_key UUIDv7 "
                "(the agent thread is made during the run)")
+
+
+@check("p2.agent.request-fields", title="every consolidation request is a valid Responses API "
+       "request: no unknown parameter, no value outside a parameter's enumeration",
+       rules="AGENT-01", level="MUST", area="phase2")
+def test_request_fields(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    seed_memory(home)
+    agent_patches(model, add_file("notes.md", "A note."))
+    run_startup(home)
+    requests = model.of_kind("consolidation")
+    if not requests:
+        fail("the consolidation agent sent no request")
+    for number, request in enumerate(requests, 1):
+        found = request_problems(request.body)
+        if found:
+            fail(f"consolidation request {number} is not a valid Responses API request (the "
+                 "API answers 400 to an unknown parameter or value): " + "; ".join(found[:5]))
 
 
 @check("p2.job.worker-is-the-session", title="the consolidation job records the claiming "

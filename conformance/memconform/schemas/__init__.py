@@ -11,6 +11,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from memconform.resources import fixture_json
+
 _DIR = Path(__file__).resolve().parent
 NAMES = ("report", "summary", "compare")
 
@@ -39,3 +41,16 @@ def problems(name: str, instance: Any) -> list[str]:
     """Where `instance` breaks the schema, one line each (empty when it conforms)."""
     return [f"{'/'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}"
             for e in sorted(validator(name).iter_errors(instance), key=lambda e: list(e.path))]
+
+
+@cache
+def _request_validator() -> Draft202012Validator:
+    schema = fixture_json("model", "responses-request.schema.json")
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def request_problems(body: Any) -> list[str]:
+    """Where a model request body breaks fixtures/model/responses-request.schema.json."""
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}"
+            for e in sorted(_request_validator().iter_errors(body), key=str)]
