@@ -215,8 +215,9 @@ ARRAY_WRAP = len(ARRAY_HEAD) + len(ARRAY_TAIL)
 
 
 def budget_bytes(window: int | None) -> int:
-    """P1-IN-03's budget in bytes: floor(floor(W * 95 / 100) * 70 / 100) tokens, 4 bytes each."""
-    return (window or DEFAULT_WINDOW) * 95 // 100 * 70 // 100 * 4
+    """P1-IN-03's budget in bytes: floor(floor(W * 95 / 100) * 70 / 100) tokens, at least one,
+    4 bytes each."""
+    return max((window or DEFAULT_WINDOW) * 95 // 100 * 70 // 100, 1) * 4
 
 
 def whole_head(data: bytes, size: int) -> bytes:
@@ -250,6 +251,8 @@ EXACT = {
     "three-byte-characters": (20_000, "\u20ac" * 40_000 + "ok"),
     "three-byte-characters-double-floor": (20_002, "\u20ac" * 40_000 + "ok"),
     "four-byte-characters": (20_000, "\U0001f600" * 30_000 + "ok"),
+    "window-of-one-token": (2, "abcdefghijklmnopqrstuvwxyz" * 4),
+    "window-of-one": (1, "abcdefghijklmnopqrstuvwxyz" * 4),
 }
 
 
@@ -285,12 +288,21 @@ def test_truncate_exact(home: CodexHome, model: MockModel, run_startup: StartupR
         return
     assert len(found) == 1, f"an item array of {len(array)} bytes (budget {budget}) does not " \
         "carry exactly one \u2026N tokens truncated\u2026 marker"
+    removed = -(-(len(array) - budget) // 4)
+    assert int(found[0].group(1)) == removed, \
+        f"the truncation marker does not count ceil((array bytes - budget bytes) / 4) tokens " \
+        f"({len(array)} - {budget} bytes: {removed})"
     before, after = text[:found[0].start()], text[found[0].end():]
+    head, tail = whole_head(array, budget // 2), whole_tail(array, budget // 2)
+    if len(head) < len(ARRAY_HEAD):  # a budget of a token or two keeps a few bytes each side
+        assert before.endswith(head.decode("utf-8")) and after.startswith(tail.decode()), \
+            f"a budget of {budget} bytes does not keep exactly the array's first and last " \
+            f"{budget // 2} bytes around the marker"
+        return
     start = before.find(ARRAY_HEAD)
     if start < 0:
         fail("the head of the item array (one user message, as P1-IN-05 writes it) is not "
              "before the truncation marker")
-    head, tail = whole_head(array, budget // 2), whole_tail(array, budget // 2)
     if before[start:].encode("utf-8") != head:
         _segment_fail("head", before[start:], head, budget)
     end = after.find(ARRAY_TAIL)

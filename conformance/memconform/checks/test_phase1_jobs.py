@@ -223,7 +223,7 @@ def test_model_stall(home: CodexHome, model: MockModel, run_startup: StartupRunn
        rules=("P1-EMPTY-01", "P1-JOB-04"), level="MUST", area="phase1")
 @_ids("forget")
 def test_forget(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-                case: dict[str, Any]) -> None:
+                clock: HarnessClock, case: dict[str, Any]) -> None:
     configure(home)
     thread = home.add_thread()
     watermark = thread.updated_at_ms // 1000
@@ -240,6 +240,8 @@ def test_forget(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     assert row["last_error"] is None, "an empty answer recorded a last_error"
     assert row["last_success_watermark"] == watermark, \
         "forgetting did not record the success watermark"
+    assert row["lease_until"] is None, "the job finished by an empty answer still holds its lease"
+    assert_now(row["finished_at"], clock, "finished_at of the job finished by an empty answer")
     phase2 = global_job(home)
     assert phase2 is not None, "the memory_consolidate_global job row was deleted"
     assert phase2["input_watermark"] is not None, "the consolidation job has no input_watermark"
