@@ -48,7 +48,7 @@ def run_tool(root: Path, name: str, payload: str) -> str:
     """One tool call; a refused or failed call is reported to the model, never raised."""
     try:
         if name == "apply_patch":
-            return summary(apply_patch(root, _patch_text(payload)))
+            return summary(apply_patch(root, payload))
         args = json.loads(payload or "{}")
         if not isinstance(args, dict):
             raise PatchError("arguments must be a JSON object")
@@ -56,18 +56,6 @@ def run_tool(root: Path, name: str, payload: str) -> str:
         return f"error: unknown tool {name!r}" if answer is None else answer
     except (PatchError, OSError, json.JSONDecodeError) as exc:
         return f"error: {exc}"
-
-
-def _patch_text(payload: str) -> str:
-    """A freeform patch, or a function-style `{"input": patch}` argument object."""
-    if payload.lstrip().startswith("{"):
-        try:
-            value = json.loads(payload)
-        except json.JSONDecodeError:
-            return payload
-        if isinstance(value, dict) and isinstance(value.get("input"), str):
-            return str(value["input"])
-    return payload
 
 
 def _calls(items: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:

@@ -29,7 +29,7 @@ from memconform.checks.stage1 import VALID_OUTPUT, assert_now
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.mockmodel import MockModel, Recorded, json_output
+from memconform.mockmodel import MockModel, Recorded, custom_tool_call, function_call, json_output
 from memconform.registry import check
 from memconform.schemas import request_problems
 from memconform.verdicts import fail, produced
@@ -326,6 +326,31 @@ def test_request_fields(home: CodexHome, model: MockModel, run_startup: StartupR
         if found:
             fail(f"consolidation request {number} is not a valid Responses API request (the "
                  "API answers 400 to an unknown parameter or value): " + "; ".join(found[:5]))
+
+
+@check("p2.agent.unknown-tool", title="a call to a tool the agent was not offered is answered "
+       "with an error output and the consolidation goes on", rules="AGENT-02", level="SHOULD",
+       area="phase2")
+@pytest.mark.parametrize("kind", ["function", "custom"])
+def test_unknown_tool(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                      kind: str) -> None:
+    configure(home)
+    seed_memory(home)
+    name = "memconform_no_such_tool"
+    call = function_call(name, "{}", "call_patch") if kind == "function" else \
+        custom_tool_call(name, "anything", "call_patch")
+    agent_patches(model, "", first=call)
+    run_startup(home)
+    results = tool_results(model)
+    if not results:
+        fail(f"the agent's call to the unknown tool {name} got no output item back")
+    output = results[0].get("output")
+    assert isinstance(output, str) and output.strip(), \
+        f"the output for the unknown tool {name} is not a non-empty text"
+    job = global_job(home)
+    assert job is not None and job["status"] == "done", \
+        "the consolidation did not finish after the agent called an unknown tool " \
+        f"(job: {job and job['status']}, last_error: {job and job['last_error']})"
 
 
 @check("p2.job.worker-is-the-session", title="the consolidation job records the claiming "
