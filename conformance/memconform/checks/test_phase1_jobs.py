@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -117,6 +118,34 @@ def test_output_row(home: CodexHome, model: MockModel, run_startup: StartupRunne
     assert row["selected_for_phase2_source_updated_at"] is None, \
         "a new output has a selected_for_phase2_source_updated_at"
 
+
+def _split_answer(parts: int) -> Reply:
+    """VALID_OUTPUT's JSON in one assistant message, cut between its members into `parts`
+    output_text parts (joined with nothing or with a newline, the parts are the same JSON)."""
+    text = json.dumps(VALID_OUTPUT)
+    pieces, start = [], 0
+    for _ in range(parts - 1):
+        cut = text.index(", ", start) + 2
+        pieces.append(text[start:cut])
+        start = cut
+    pieces.append(text[start:])
+    return Reply(items=({"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": piece, "annotations": []} for piece in pieces]},))
+
+
+@check("p1.out.split-text", title="an answer whose JSON arrives in several output_text parts of "
+       "the assistant message is read as their concatenation", rules="P1-OUT-01",
+       level="MUST", area="phase1")
+@pytest.mark.parametrize("parts", [2, 3], ids=["two-parts", "three-parts"])
+def test_split_text(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                    parts: int) -> None:
+    thread = extract_once(home, model, run_startup, _split_answer(parts))
+    row = output(home, thread.id)
+    assert row is not None, f"the answer split over {parts} output_text parts was not stored " \
+        "(cut between JSON members, the parts joined are the answer's JSON)"
+    assert (row["raw_memory"], row["rollout_summary"]) == \
+        (VALID_OUTPUT["raw_memory"], VALID_OUTPUT["rollout_summary"]), \
+        f"the answer split over {parts} output_text parts was not stored as its joined JSON"
 
 @check("p1.out.enqueues-phase2", title="a stored output enqueues the global consolidation job",
        rules="P1-JOB-04", level="MUST", area="phase1")
