@@ -1,5 +1,5 @@
 """Memory roots built from the language-neutral tree specs of `fixtures/read/tools.json`:
-files, raw bytes, empty folders, symlinks, and an `outside` folder beside the root that no
+files, raw bytes, empty folders, named pipes, symlinks, and an `outside` folder beside the root that no
 tool may reach."""
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ class Tree:
             self._write(self.root / name, text_of(value).encode("utf-8"))
         for name, hexed in spec.get("bytes", {}).items():
             self._write(self.root / name, bytes.fromhex(hexed))
+        for name in spec.get("fifos", []):
+            (self.root / name).parent.mkdir(parents=True, exist_ok=True)
+            os.mkfifo(self.root / name)
         for name, target in spec.get("symlinks", {}).items():
             link = self.root / name
             link.parent.mkdir(parents=True, exist_ok=True)

@@ -33,7 +33,8 @@ def tree_spec(case: dict[str, Any]) -> dict[str, Any]:
     spec = {key: (dict(value) if isinstance(value, dict) else value)
             for key, value in FIXTURE["trees"][case["tree"]].items()}
     for key, value in case.get("extra_tree", {}).items():
-        spec[key] = {**spec.get(key, {}), **value}
+        spec[key] = [*spec.get(key, []), *value] if isinstance(value, list) else \
+            {**spec.get(key, {}), **value}
     return spec
 
 
