@@ -1,6 +1,6 @@
 """Memory roots built from the language-neutral tree specs of `fixtures/read/tools.json`:
-files, raw bytes, empty folders, named pipes, symlinks, and an `outside` folder beside the root that no
-tool may reach."""
+files, raw bytes, empty folders, named pipes, symlinks, and an `outside` folder beside the root
+that no tool may reach."""
 
 from __future__ import annotations
 
