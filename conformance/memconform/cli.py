@@ -596,18 +596,23 @@ def update_expectations(report_file: Path, expectations_file: Path) -> None:
                                  "conformance/mutation/ledger.json, write nothing].")
 @click.option("--fresh", is_flag=True, help="--mutation: forget the cache and the ledger and "
                                             "try every mutant.")
+@click.option("--mutant", "mutants", multiple=True, metavar="ID",
+              help="--mutation: try only these mutants (ids as the report names them, e.g. "
+                   "memref.phase1.x_run_job__mutmut_24; '*' globs), e.g. after a new check.")
 def selftest(report_dir: Path, workers: int, mutation: bool, cache_dir: Path, budget_s: float,
              areas: tuple[str, ...], only: tuple[str, ...], equivalent_file: Path | None,
-             ledger_file: Path | None, fresh: bool) -> None:
+             ledger_file: Path | None, fresh: bool, mutants: tuple[str, ...]) -> None:
     """Run the suite against every mutant and broken adapter; fail if any survives.
 
     With --mutation: mutmut mutates the reference and the conformance checks must kill each
     mutant; exit 0 when every survivor is triaged, 1 when one is not (or a triage entry is
     stale), 3 when the budget ran out first."""
     console = Console()
+    if mutants and not mutation:
+        raise click.UsageError("--mutant needs --mutation")
     if mutation:
         _mutation(report_dir / "mutation", cache_dir, workers, budget_s, areas, only,
-                  equivalent_file, ledger_file, fresh, console)
+                  equivalent_file, ledger_file, fresh, console, mutants)
     from memconform.mutants import MutantError
     from memconform.selftest import run_selftest
 
@@ -619,7 +624,8 @@ def selftest(report_dir: Path, workers: int, mutation: bool, cache_dir: Path, bu
 
 def _mutation(report_dir: Path, cache_dir: Path, workers: int, budget_s: float,
               areas: tuple[str, ...], only: tuple[str, ...], equivalent_file: Path | None,
-              ledger_file: Path | None, fresh: bool, console: Console) -> None:
+              ledger_file: Path | None, fresh: bool, console: Console,
+              mutants: tuple[str, ...] = ()) -> None:
     if importlib.util.find_spec("mutmut") is None:
         raise click.UsageError("--mutation needs mutmut: pip install 'memconform[mutation]'")
     from memconform.mutation.command import run_mutation
@@ -631,7 +637,7 @@ def _mutation(report_dir: Path, cache_dir: Path, workers: int, budget_s: float,
         sys.exit(run_mutation(report_dir=report_dir, cache_dir=cache_dir, workers=workers,
                               budget_s=budget_s, settings=Settings(areas, only),
                               equivalent_file=equivalent_file, fresh=fresh, console=console,
-                              ledger_file=ledger_file))
+                              ledger_file=ledger_file, names=mutants))
     except (LedgerError, TriageError, WorkspaceError) as exc:
         raise click.UsageError(str(exc)) from exc
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 import importlib.metadata
+import re
 from pathlib import Path
 
 from rich.console import Console
@@ -13,18 +15,26 @@ from memconform.mutation import ledger, results, runner, triage, workspace
 
 EXIT_OK, EXIT_SURVIVORS, EXIT_INCOMPLETE = 0, 1, 3
 NO_TEST_REACHES = "could not find any test case for any mutant"
+MUTANT_ID = re.compile(r"memref\.[\w.*\u01c1]+__mutmut_[\d*]+|memref\.[\w.*\u01c1]*\*")
 
 
 def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: float,
                  settings: workspace.Settings, equivalent_file: Path | None, fresh: bool,
-                 console: Console, ledger_file: Path | None = None) -> int:
+                 console: Console, ledger_file: Path | None = None,
+                 names: tuple[str, ...] = ()) -> int:
     """0 when every mutant was tried and each survivor is triaged; 1 when a survivor is not
     triaged or a triage entry is stale; 3 when the budget ran out first.
 
     The kill ledger (`ledger_file`, else the shipped one) seeds a run of the whole suite
     unless `fresh`; the run's kills are written back to it only when it is given explicitly,
     also when the run is interrupted, and only once mutmut's way of re-running checks was
-    seen to work (else its kills cannot be trusted)."""
+    seen to work (else its kills cannot be trusted). With `names` (mutant ids or globs) only
+    those mutants are tried, and the exit code speaks of them alone."""
+    for name in names:
+        if not MUTANT_ID.fullmatch(name):
+            raise workspace.WorkspaceError(
+                f"--mutant {name!r} is not a mutant id such as "
+                "memref.phase1.x_run_job__mutmut_24 (globs with '*' allowed)")
     equivalent_file = equivalent_file or triage.default_file()
     equivalents = triage.load(equivalent_file)
     kills = ledger.load(ledger_file or ledger.default_file())
@@ -45,7 +55,7 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
     trusted: list[bool] = []
     try:
         return _run(work, report_dir, workers, budget_s, settings, equivalent_file,
-                    equivalents, console, seeded, trusted)
+                    equivalents, console, seeded, trusted, names)
     finally:
         if ledger_file is not None and trusted:
             ledger.save(ledger_file, ledger.record(work, kills, settings.mutates))
@@ -54,7 +64,7 @@ def run_mutation(*, report_dir: Path, cache_dir: Path, workers: int, budget_s: f
 def _run(work: Path, report_dir: Path, workers: int, budget_s: float,
          settings: workspace.Settings, equivalent_file: Path,
          equivalents: dict[str, triage.Equivalent], console: Console, seeded: int,
-         trusted: list[bool]) -> int:
+         trusted: list[bool], names: tuple[str, ...] = ()) -> int:
     """The run and its report; appends to `trusted` once the kills are known to be real."""
 
     def progress() -> None:
@@ -64,7 +74,8 @@ def _run(work: Path, report_dir: Path, workers: int, budget_s: float,
                       f"{counts[results.SURVIVED] + counts[results.NO_TESTS]} not killed")
 
     try:
-        outcome = runner.run_mutmut(work, workers=workers, budget_s=budget_s, progress=progress)
+        outcome = runner.run_mutmut(work, workers=workers, budget_s=budget_s, progress=progress,
+                                    names=names)
     except KeyboardInterrupt as exc:
         console.print(f"[red]interrupted[/red] ({escape(str(exc) or 'SIGINT')}): mutmut was "
                       "stopped; the cache keeps the verdicts it saved (run again to go on)")
@@ -107,6 +118,8 @@ def _run(work: Path, report_dir: Path, workers: int, budget_s: float,
         console.print(f"[yellow]stale triage entry:[/yellow] {escape(line)}")
     for mutant in verdict.untriaged[:20]:
         console.print(f"[red]{mutant.status}:[/red] {escape(mutant.id)}")
+    if names:
+        return _named(mutants, verdict, names, console)
     if outcome.budget_spent and not verdict.complete:
         console.print("[red]incomplete:[/red] the budget ran out before every mutant was tried "
                       "(run again: the cache keeps what was done)")
@@ -116,3 +129,20 @@ def _run(work: Path, report_dir: Path, workers: int, budget_s: float,
                       f"before trying every mutant; see {escape(str(outcome.log))}")
         return EXIT_INCOMPLETE
     return EXIT_SURVIVORS if verdict.untriaged or verdict.stale else EXIT_OK
+
+
+def _named(mutants: list[results.Mutant], verdict: results.Verdict, names: tuple[str, ...],
+           console: Console) -> int:
+    """The verdict on the mutants a `--mutant` run asked for: 0 when each was killed, timed out
+    or is triaged, 1 when one is not, 3 when one was not tried or none matched."""
+    chosen = [m for m in mutants if any(fnmatch.fnmatchcase(m.id, n) for n in names)]
+    untriaged = {m.id for m in verdict.untriaged}
+    for mutant in chosen:
+        console.print(f"  {escape(mutant.id)}: {mutant.status}"
+                      + (" (untriaged)" if mutant.id in untriaged else ""))
+    if not chosen:
+        console.print("[red]no mutant matches[/red] " + escape(", ".join(names)))
+        return EXIT_INCOMPLETE
+    if any(m.status == results.NOT_CHECKED for m in chosen):
+        return EXIT_INCOMPLETE
+    return EXIT_SURVIVORS if any(m.id in untriaged for m in chosen) else EXIT_OK
