@@ -14,7 +14,7 @@ from memconform import protocol
 from memconform.home import CodexHome
 from memconform.protocol import ProtocolViolation, validate_tool_arguments, validate_tool_output
 from memconform.resources import fixture_json
-from memconform.trees import Tree, text_of
+from memconform.trees import Tree, case_tree, text_of
 from memref.adapter import ReferenceAdapter
 
 FIXTURE = fixture_json("read", "tools.json")
@@ -154,12 +154,7 @@ def reference_results(tmp_path: Path, case: dict[str, Any]) -> list[dict[str, An
                      model_base_url="http://127.0.0.1:9/v1")
     home.write_config(memories={"dedicated_tools": True})
     tree = Tree(home.path)
-    spec = case.get("replace_tree") or {
-        key: (dict(value) if isinstance(value, dict) else value)
-        for key, value in FIXTURE["trees"][case["tree"]].items()}
-    for key, value in case.get("extra_tree", {}).items():
-        spec[key] = {**spec.get(key, {}), **value}
-    tree.build(spec)
+    tree.build(case_tree(case, FIXTURE["trees"]))
     calls = [{"name": c["name"], "arguments": tree.substitute(
         c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"]))}
         for c in case["calls"]]

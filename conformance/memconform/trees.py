@@ -74,3 +74,15 @@ class Tree:
 
     def outside_files(self) -> dict[str, str]:
         return self.files(self.outside, self.outside)
+
+
+def case_tree(case: dict[str, Any], trees: dict[str, Any]) -> dict[str, Any]:
+    """A case's tree spec: its `replace_tree`, or the named tree plus its `extra_tree`."""
+    if "replace_tree" in case:
+        return dict(case["replace_tree"])
+    spec = {key: (dict(value) if isinstance(value, dict) else value)
+            for key, value in trees[case["tree"]].items()}
+    for key, value in case.get("extra_tree", {}).items():
+        spec[key] = [*spec.get(key, []), *value] if isinstance(value, list) else \
+            {**spec.get(key, {}), **value}
+    return spec

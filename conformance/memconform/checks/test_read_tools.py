@@ -15,7 +15,7 @@ from memconform.home import CodexHome
 from memconform.protocol import ProtocolViolation, validate_tool_output
 from memconform.registry import check
 from memconform.resources import fixture_json
-from memconform.trees import Tree, text_of
+from memconform.trees import Tree, case_tree, text_of
 from memconform.verdicts import fail
 
 FIXTURE = fixture_json("read", "tools.json")
@@ -28,14 +28,7 @@ def cases(prefix: str) -> list[dict[str, Any]]:
 
 
 def tree_spec(case: dict[str, Any]) -> dict[str, Any]:
-    if "replace_tree" in case:
-        return dict(case["replace_tree"])
-    spec = {key: (dict(value) if isinstance(value, dict) else value)
-            for key, value in FIXTURE["trees"][case["tree"]].items()}
-    for key, value in case.get("extra_tree", {}).items():
-        spec[key] = [*spec.get(key, []), *value] if isinstance(value, list) else \
-            {**spec.get(key, {}), **value}
-    return spec
+    return case_tree(case, FIXTURE["trees"])
 
 
 def expected(value: Any, tree: Tree) -> Any:
