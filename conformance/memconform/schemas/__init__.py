@@ -39,8 +39,12 @@ def validator(name: str) -> Draft202012Validator:
 
 def problems(name: str, instance: Any) -> list[str]:
     """Where `instance` breaks the schema, one line each (empty when it conforms)."""
+    return _lines(validator(name), instance)
+
+
+def _lines(checker: Draft202012Validator, instance: Any) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}"
-            for e in sorted(validator(name).iter_errors(instance), key=lambda e: list(e.path))]
+            for e in sorted(checker.iter_errors(instance), key=lambda e: list(map(str, e.path)))]
 
 
 @cache
@@ -52,5 +56,4 @@ def _request_validator() -> Draft202012Validator:
 
 def request_problems(body: Any) -> list[str]:
     """Where a model request body breaks fixtures/model/responses-request.schema.json."""
-    return [f"{'/'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}"
-            for e in sorted(_request_validator().iter_errors(body), key=str)]
+    return _lines(_request_validator(), body)
