@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import stat
 import threading
 from collections.abc import Mapping
@@ -16,8 +17,8 @@ import pytest
 
 from conftest import run_cli, statuses
 from memconform import mockmodel as mm
-from memconform.codex.adapter import _independent_groups, _tool_result
-from memconform.codex.binary import BIN_ENV, CodexBinaryError, locate
+from memconform.codex.adapter import CodexAdapter, _independent_groups, _tool_result
+from memconform.codex.binary import BIN_ENV, CodexBinaryError, locate, parse_spec
 from memconform.codex.front import Front, Turn
 
 
@@ -79,14 +80,66 @@ def test_front_holds_the_turn_and_passes_the_pipeline_through() -> None:
         server.stop()
 
 
-def test_locate_refuses_a_missing_or_wrong_binary(tmp_path: Path) -> None:
+def fake_codex(tmp_path: Path, reported: str) -> Path:
+    fake = tmp_path / "codex"
+    fake.write_text(f"#!/bin/sh\necho {reported}\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    return fake
+
+
+def test_locate_refuses_a_missing_or_unknown_binary(tmp_path: Path) -> None:
     with pytest.raises(CodexBinaryError, match="not an executable"):
         locate(str(tmp_path / "missing"))
-    fake = tmp_path / "codex"
-    fake.write_text("#!/bin/sh\necho codex-cli 9.9.9\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    with pytest.raises(CodexBinaryError, match=r"expected codex-cli 0\.144\.6"):
+    fake = fake_codex(tmp_path, "codex-cli 9.9.9")
+    with pytest.raises(CodexBinaryError, match=r"Codex 9\.9\.9 is not a release memconform "
+                                               r"knows \(known: 0\.144\.6, 0\.155\.0, 0\.171\.0\)"):
         locate(str(fake))
+    with pytest.raises(CodexBinaryError, match="no version in it"):
+        locate(str(fake_codex(tmp_path, "codex-cli")))
+
+
+def test_locate_names_the_release_a_path_reports(tmp_path: Path) -> None:
+    fake = fake_codex(tmp_path, "codex-cli 0.155.0")
+    assert locate(str(fake))[1].version == "0.155.0"
+    assert locate(str(fake), "0.155.0")[1].default_layout == "v1"
+    with pytest.raises(CodexBinaryError, match=r"reports 'codex-cli 0\.155\.0', expected "
+                                               r"codex-cli 0\.171\.0"):
+        locate(str(fake), "0.171.0")
+    with pytest.raises(CodexBinaryError, match=r"Codex 0\.150\.0 is not a release"):
+        locate(str(fake), "0.150.0")
+
+
+@pytest.mark.parametrize(("spec", "parsed"), [
+    ("codex", (None, None, None)),
+    ("codex@0.155.0", ("0.155.0", None, None)),
+    ("codex/v1:/opt/codex", (None, "v1", "/opt/codex")),
+    ("codex@0.171.0/v2:/a:b", ("0.171.0", "v2", "/a:b")),
+])
+def test_codex_specs(spec: str, parsed: tuple[str | None, ...]) -> None:
+    assert parse_spec(spec) == parsed
+
+
+@pytest.mark.parametrize(("spec", "problem"), [
+    ("codex@", "expected codex"), ("codex-x", "expected codex"), ("codex/", "expected codex"),
+    ("codex:", "the path after ':' is empty"),
+])
+def test_bad_codex_specs_are_refused(spec: str, problem: str) -> None:
+    with pytest.raises(CodexBinaryError, match=re.escape(problem)):
+        parse_spec(spec)
+
+
+def test_adapter_refuses_a_layout_the_release_lacks_or_the_checks_do_not_cover(
+        tmp_path: Path) -> None:
+    old = fake_codex(tmp_path, "codex-cli 0.144.6")
+    reply = CodexAdapter(str(old), None, "v2").handle({"seq": 1, "op": "start", "args": {}})
+    assert "Codex 0.144.6 has no memory layout 'v2' (it has v1)" in reply["error"]["message"]
+    new = fake_codex(tmp_path, "codex-cli 0.171.0")
+    reply = CodexAdapter(str(new), None, "v2").handle({"seq": 1, "op": "start", "args": {}})
+    assert "cover the memory layout v1 only" in reply["error"]["message"]
+    reply = CodexAdapter(str(new)).handle({"seq": 2, "op": "start", "args": {}})
+    assert reply["result"]["implementation"] | {"binary": ""} == {
+        "name": "codex-cli", "version": "0.171.0", "language": "rust", "binary": "",
+        "layout": "v1"}
 
 
 @pytest.mark.timeout(600)

@@ -27,10 +27,10 @@ from memconform.selection import PROFILES, pattern, unknown_ids
 LOCAL_AREAS = sorted(a for a in AREAS if not a.startswith("cloud."))
 
 console = Console(stderr=True)
-CODEX_EXPECTATIONS = "expectations/codex-0.144.6.toml"
 DIFF_HYPOTHESIS_SEED = 20261204
 SHORT = {"unsupported": "unsup.", "not-implemented": "n/impl"}
-IMPL_HELP = "ref (default), python:MODULE:FACTORY, exec:COMMAND, codex[:PATH]"
+IMPL_HELP = ("ref (default), python:MODULE:FACTORY, exec:COMMAND, "
+             "codex[@VERSION][/LAYOUT][:PATH]")
 
 
 def _progress_mode(quiet: bool, progress: bool) -> str:
@@ -41,12 +41,28 @@ def _progress_mode(quiet: bool, progress: bool) -> str:
 
 
 def _default_expectations(impl: str) -> Path | None:
-    """The bundled expectations file of the real Codex binary, for `--impl codex`."""
-    if impl.split(":", 1)[0] != "codex":
+    """The bundled expectations file of the Codex release `--impl codex…` runs."""
+    from memconform.codex import binary, releases
+
+    head = impl.partition(":")[0]
+    if head != "codex" and not head.startswith(("codex@", "codex/")):
         return None
-    path = resources.doc(CODEX_EXPECTATIONS)
-    console.print(f"using the bundled expectations for Codex: {escape(str(path))}")
-    return path
+    try:
+        version, _, path = binary.parse_spec(impl)
+        if path is not None or (version is None and os.environ.get(binary.BIN_ENV)):
+            _, release = binary.locate(path, version)  # what the binary reports
+        else:
+            release = releases.get(version or releases.DEFAULT)
+    except (binary.CodexBinaryError, releases.ReleaseError) as exc:
+        raise click.UsageError(str(exc)) from None
+    if release.expectations is None:
+        console.print(f"no bundled expectations for Codex {release.version} yet: every "
+                      f"divergence from the rules shows as a fail")
+        return None
+    found = resources.doc(release.expectations)
+    console.print(f"using the bundled expectations for Codex {release.version}: "
+                  f"{escape(str(found))}")
+    return found
 
 
 def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...],

@@ -42,11 +42,17 @@ def transport_for(spec: str) -> Transport:
         if not argv:
             raise ImplSpecError("exec: needs a command, e.g. exec:'python -m memref.stdio'")
         return StdioTransport(argv)
-    if kind == "codex":
+    if kind.startswith(("codex@", "codex/")) or kind == "codex":
         from memconform.codex.adapter import CodexAdapter
-        return InProcessTransport(lambda: CodexAdapter(rest or None), label=spec)
+        from memconform.codex.binary import CodexBinaryError, parse_spec
+        try:
+            version, layout, path = parse_spec(spec)
+        except CodexBinaryError as exc:
+            raise ImplSpecError(str(exc)) from None
+        return InProcessTransport(lambda: CodexAdapter(path, version, layout), label=spec)
     raise ImplSpecError(
-        f"--impl {spec!r}: expected ref, python:MODULE:FACTORY, exec:COMMAND or codex[:PATH]"
+        f"--impl {spec!r}: expected ref, python:MODULE:FACTORY, exec:COMMAND or "
+        f"codex[@VERSION][/LAYOUT][:PATH]"
     )
 
 

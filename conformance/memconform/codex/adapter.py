@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from memconform.codex import session
-from memconform.codex.binary import VERSION, CodexBinaryError, locate
+from memconform.codex.binary import CodexBinaryError, locate
 from memconform.codex.front import Front, Turn
+from memconform.codex.releases import Release
 from memconform.mockmodel import message_item
 
 PROTOCOL_VERSION = 1
@@ -38,6 +39,7 @@ CAPABILITIES = ("startup", "agent.apply_patch", "turn.instructions", "turn.messa
 SUMMARY_BEGINS = "========= MEMORY_SUMMARY BEGINS ========="
 FEATURE_OFF = ["-c", "features.memories=false"]
 CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
+DRIVEN_LAYOUTS = ("v1",)  # the layouts memconform's checks are written for
 
 
 class Unserved(Exception):
@@ -45,9 +47,13 @@ class Unserved(Exception):
 
 
 class CodexAdapter:
-    def __init__(self, binary: str | None = None) -> None:
+    def __init__(self, binary: str | None = None, version: str | None = None,
+                 layout: str | None = None) -> None:
         self.binary_spec = binary
+        self.version = version
+        self.layout = layout or "v1"
         self._binary: Path | None = None
+        self._release: Release | None = None
         self._front: Front | None = None
         self._ops: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "start": self.start, "stop": self.stop, "startup": self.startup,
@@ -59,8 +65,22 @@ class CodexAdapter:
     @property
     def binary(self) -> Path:
         if self._binary is None:
-            self._binary = locate(self.binary_spec)
+            path, release = locate(self.binary_spec, self.version)
+            if self.layout not in release.layouts:
+                raise CodexBinaryError(f"Codex {release.version} has no memory layout "
+                                       f"{self.layout!r} (it has {', '.join(release.layouts)})")
+            if self.layout not in DRIVEN_LAYOUTS:
+                raise CodexBinaryError(f"memconform's checks cover the memory layout "
+                                       f"{', '.join(DRIVEN_LAYOUTS)} only; {self.layout!r} "
+                                       f"cannot be run yet")
+            self._binary, self._release = path, release
         return self._binary
+
+    @property
+    def release(self) -> Release:
+        self.binary  # noqa: B018  # locates the binary and its release
+        assert self._release is not None
+        return self._release
 
     @property
     def front(self) -> Front:
@@ -86,8 +106,9 @@ class CodexAdapter:
     # -- protocol ------------------------------------------------------------------------------
 
     def start(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"implementation": {"name": "codex-cli", "version": VERSION, "language": "rust",
-                                   "binary": str(self.binary)},
+        return {"implementation": {"name": "codex-cli", "version": self.release.version,
+                                   "language": "rust", "binary": str(self.binary),
+                                   "layout": self.layout},
                 "protocol_version": PROTOCOL_VERSION, "capabilities": list(CAPABILITIES)}
 
     def stop(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -99,8 +120,15 @@ class CodexAdapter:
     def _run(self, home: Path, args: list[str], turn: Turn, *, hold: bool = False,
              env: dict[str, str] | None = None, timeout_s: float = 120.0) -> session.Result:
         key_env = env if env is not None else {}
-        return session.run(self.binary, self.front, home, env=key_env, args=args, turn=turn,
-                           hold=hold, timeout_s=timeout_s)
+        return session.run(self.binary, self.front, home, env=key_env,
+                           args=[*self._layout_pin(home), *args], turn=turn, hold=hold,
+                           timeout_s=timeout_s)
+
+    def _layout_pin(self, home: Path) -> list[str]:
+        """A release with two layouts runs the adapter's, unless the home's config chooses."""
+        if len(self.release.layouts) < 2 or "version" in session.memories_table(home):
+            return []
+        return ["-c", f'memories.version="{self.layout}"']
 
     def startup(self, args: dict[str, Any]) -> dict[str, Any]:
         spec = args["session"]
@@ -195,8 +223,9 @@ class CodexAdapter:
         return {"polluted": before != "polluted" and after == "polluted"}
 
 
-def factory(binary: str | None = None) -> CodexAdapter:
-    return CodexAdapter(binary)
+def factory(binary: str | None = None, version: str | None = None,
+            layout: str | None = None) -> CodexAdapter:
+    return CodexAdapter(binary, version, layout)
 
 
 def _error(seq: Any, kind: str, message: str) -> dict[str, Any]:

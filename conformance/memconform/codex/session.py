@@ -67,6 +67,16 @@ def provider_of(home: Path) -> Provider:
                                 f"{exc}") from exc
 
 
+def memories_table(home: Path) -> dict[str, Any]:
+    """The `[memories]` table of the home's `config.toml` (empty when absent or unreadable)."""
+    try:
+        data = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    table = data.get("memories")
+    return table if isinstance(table, dict) else {}
+
+
 def jobs(home: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
     """The `jobs` rows of memories_1.sqlite as they stand (empty when there is no DB yet)."""
     path = home / "memories_1.sqlite"

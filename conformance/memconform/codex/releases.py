@@ -1,0 +1,101 @@
+"""The Codex releases the harness knows, one `fixtures/codex-<version>/release.toml` each
+(facts observed on that release's binary, beside its schema dumps)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+
+from memconform import resources
+
+DEFAULT = "0.144.6"  # the release the suite's rules were written against
+DRIVEN = ("full", "unverified")
+# layout -> (memories SQLite file, memory root folder) under CODEX_HOME
+LAYOUT_FILES = {"v1": ("memories_1.sqlite", "memories"),
+                "v2": ("memories_v2_1.sqlite", "memories_v2")}
+_VERSION = re.compile(r"\d+\.\d+\.\d+")
+
+
+class ReleaseError(ValueError):
+    """A release the harness does not know, or a release file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    feature_stage: str
+    feature_default: bool
+    layouts: tuple[str, ...]
+    default_layout: str
+    memories_keys: frozenset[str]
+    stage1_model: str
+    consolidation_model: str
+    databases: dict[str, int]
+    driven: str
+    expectations: str | None
+
+    @property
+    def package(self) -> str:
+        return f"@openai/codex@{self.version}"
+
+
+@cache
+def known() -> dict[str, Release]:
+    """Every release with a `release.toml`, by version, oldest first."""
+    found = {}
+    for path in resources.fixtures_dir().glob("codex-*/release.toml"):
+        release = _load(path.parent.name.removeprefix("codex-"), path.read_text("utf-8"))
+        found[release.version] = release
+    return dict(sorted(found.items(), key=lambda kv: _key(kv[0])))
+
+
+def get(version: str) -> Release:
+    try:
+        return known()[version]
+    except KeyError:
+        raise ReleaseError(f"Codex {version} is not a release memconform knows (known: "
+                           f"{', '.join(known())}); each needs its facts in "
+                           f"fixtures/codex-{version}/release.toml") from None
+
+
+def from_reported(text: str) -> Release:
+    """The release of a binary from what `codex --version` printed (`codex-cli 0.144.6`)."""
+    match = _VERSION.search(text)
+    if match is None:
+        raise ReleaseError(f"`codex --version` printed {text.strip()!r}: no version in it")
+    return get(match.group())
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def _load(folder_version: str, text: str) -> Release:
+    where = f"fixtures/codex-{folder_version}/release.toml"
+    try:
+        data = tomllib.loads(text)
+        release = Release(
+            version=str(data["version"]), feature_stage=str(data["feature_stage"]),
+            feature_default=bool(data["feature_default"]), layouts=tuple(data["layouts"]),
+            default_layout=str(data["default_layout"]),
+            memories_keys=frozenset(data["memories_keys"]),
+            stage1_model=str(data["stage1_model"]),
+            consolidation_model=str(data["consolidation_model"]),
+            databases={str(k): int(v) for k, v in data["databases"].items()},
+            driven=str(data["driven"]), expectations=data.get("expectations"))
+    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ReleaseError(f"{where}: {type(exc).__name__}: {exc}") from exc
+    problems = []
+    if release.version != folder_version:
+        problems.append(f"version {release.version!r} is not the folder's {folder_version!r}")
+    layouts = set(release.layouts)
+    if not layouts <= set(LAYOUT_FILES) or release.default_layout not in layouts:
+        problems.append(f"layouts {list(release.layouts)} / default {release.default_layout!r}"
+                        f" are not among {list(LAYOUT_FILES)}")
+    if release.driven not in DRIVEN:
+        problems.append(f"driven {release.driven!r} is not one of {list(DRIVEN)}")
+    if problems:
+        raise ReleaseError(f"{where}: {'; '.join(problems)}")
+    return release

@@ -1,0 +1,49 @@
+"""The release files: each one loads, and its facts agree with the schema dumps beside it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memconform import resources
+from memconform.codex import releases
+from memconform.codex.releases import ReleaseError
+
+
+def test_known_releases_oldest_first() -> None:
+    assert list(releases.known()) == ["0.144.6", "0.155.0", "0.171.0"]
+    assert releases.get(releases.DEFAULT).driven == "full"
+
+
+@pytest.mark.parametrize("version", ["0.144.6", "0.155.0", "0.171.0"])
+def test_migration_counts_match_the_dumps(version: str) -> None:
+    release = releases.get(version)
+    for db, migrations in release.databases.items():
+        sql = resources.fixture(f"codex-{version}", f"{db}.sql").read_text(encoding="utf-8")
+        assert sql.startswith(f"-- On-disk schema of {db}.sqlite as created by Codex CLI "
+                              f"{version} ")
+        rows = re.findall(r"INSERT INTO _sqlx_migrations\S* VALUES\((\d+),", sql)
+        assert [int(r) for r in rows] == list(range(1, migrations + 1)), db
+
+
+def test_expectations_named_by_a_release_exist() -> None:
+    named = [r.expectations for r in releases.known().values() if r.expectations]
+    assert named
+    for name in named:
+        assert resources.doc(name).is_file()
+
+
+@pytest.mark.parametrize(("edit", "problem"), [
+    (('version = "0.155.0"', 'version = "0.155.1"'), "is not the folder's '0.155.0'"),
+    (('default_layout = "v1"', 'default_layout = "v3"'), "are not among ['v1', 'v2']"),
+    (('driven = "unverified"', 'driven = "yes"'), "driven 'yes' is not one of"),
+    (('stage1_model = "gpt-5.6-luna"\n', ''), "KeyError: 'stage1_model'"),
+    (('layouts = ["v1", "v2"]', 'layouts = ["v1", "v2"'), "TOMLDecodeError"),
+])
+def test_bad_release_files_are_refused(edit: tuple[str, str], problem: str) -> None:
+    text = resources.fixture("codex-0.155.0", "release.toml").read_text(encoding="utf-8")
+    assert edit[0] in text
+    with pytest.raises(ReleaseError, match=re.escape(problem)) as caught:
+        releases._load("0.155.0", text.replace(*edit))
+    assert "fixtures/codex-0.155.0/release.toml" in str(caught.value)
