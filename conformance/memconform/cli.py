@@ -536,6 +536,73 @@ def _compare_tables(data: dict[str, Any]) -> None:
                   f"{len(p['other_changes'])} other changes")
 
 
+@main.command("drift")
+@click.argument("reports", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the report to this file instead of standard output.")
+def drift_command(reports: tuple[Path, ...], out: Path | None) -> None:
+    """What changed between Codex releases: the reports of each release, oldest first."""
+    from memconform import compare, drift
+
+    try:
+        text = drift.markdown(compare.load(list(reports)))
+    except compare.CompareError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")
+        console.print(f"drift report written to {escape(str(out))}")
+
+
+@main.command("matrix")
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("memconform-matrix"), show_default=True,
+              help="One report folder per release under it.")
+@click.option("--release", "chosen", multiple=True,
+              help="Only this release (repeatable; default: every release memconform knows).")
+@click.option("--drift", "drift_out", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Write the drift report over the releases' reports here.")
+@click.option("-n", "workers", type=click.IntRange(min=0), default=4, show_default=True)
+@click.argument("run_args", nargs=-1, type=click.UNPROCESSED)
+def matrix_command(report_dir: Path, chosen: tuple[str, ...], drift_out: Path | None,
+                   workers: int, run_args: tuple[str, ...]) -> None:
+    """The suite against each Codex release, with its expectations and --strict-expectations
+    (extra arguments after -- go to each `memconform run`), then the drift report."""
+    import time
+
+    from memconform import compare, drift
+    from memconform.codex import releases
+
+    try:
+        versions = [releases.get(v).version for v in chosen] or list(releases.known())
+    except releases.ReleaseError as exc:
+        raise click.UsageError(str(exc)) from exc
+    table = Table(title="releases")
+    for column in ("release", "exit", "seconds", "report"):
+        table.add_column(column)
+    codes = []
+    for version in versions:
+        started = time.monotonic()
+        code = subprocess.run(
+            [sys.executable, "-m", "memconform", "run", "--impl", f"codex@{version}", "-n",
+             str(workers), "-q", "--strict-expectations", "--report-dir",
+             str(report_dir / version), *run_args], check=False).returncode
+        codes.append(code)
+        table.add_row(version, str(code), f"{time.monotonic() - started:.0f}",
+                      escape(str(report_dir / version)))
+    console.print(table)
+    if drift_out is not None:
+        reports = [report_dir / v / "report.jsonl" for v in versions]
+        try:
+            drift_out.write_text(drift.markdown(compare.load(reports)), encoding="utf-8")
+        except compare.CompareError as exc:
+            console.print(f"[red]no drift report: {escape(str(exc))}[/red]")
+            sys.exit(rep.EXIT_HARNESS)
+        console.print(f"drift report written to {escape(str(drift_out))}")
+    sys.exit(max(codes, default=0))
+
+
 @main.command("merge")
 @click.argument("reports", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
