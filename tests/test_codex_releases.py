@@ -47,3 +47,24 @@ def test_bad_release_files_are_refused(edit: tuple[str, str], problem: str) -> N
     with pytest.raises(ReleaseError, match=re.escape(problem)) as caught:
         releases._load("0.155.0", text.replace(*edit))
     assert "fixtures/codex-0.155.0/release.toml" in str(caught.value)
+
+
+def test_ref_follows_the_release_it_is_given() -> None:
+    from memconform.adapters import ImplSpecError, resolve
+
+    shake = resolve("ref@0.155.0", timeout_s=30).handshake
+    assert shake.follows == ("0.155.0", "v1")
+    assert resolve("ref", timeout_s=30).handshake.follows == ("0.144.6", "v1")
+    with pytest.raises(ImplSpecError, match=r"memref implements Codex 0\.144\.6, 0\.155\.0 "
+                                            r"\(memory layout v1\), not '0\.171\.0'"):
+        resolve("ref@0.171.0", timeout_s=30)
+
+
+def test_release_gate() -> None:
+    from memconform.scope import release_gate
+
+    assert release_gate(None, ("0.144.6", "v1")) is None
+    assert release_gate("0.155.0", ("0.155.0", "v1")) is None
+    assert release_gate("0.155.0", ("0.171.0", "v1")) is None
+    assert release_gate("0.155.0", ("0.144.6", "v1")) == (
+        "the rule applies from Codex 0.155.0 on; the implementation follows Codex 0.144.6")

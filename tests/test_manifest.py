@@ -42,6 +42,30 @@ def test_check_level_never_exceeds_its_rules(checks: list[dict[str, Any]]) -> No
         assert RANK[str(c["level"])] <= top, c["id"]
 
 
+def test_check_release_is_its_rules_latest_since(checks: list[dict[str, Any]]) -> None:
+    """A check applies from the latest release in which one of its rules begins."""
+    rules = load_rules()
+    assert any(r.since for r in rules.values()), "no rule begins after the baseline"
+    for c in checks:
+        sinces = [since for r in c["rules"] if (since := rules[r].since) is not None]
+        latest = max(sinces, key=lambda v: tuple(map(int, v.split(".")))) if sinces else None
+        assert c["codex_since"] == latest, c["id"]
+
+
+def test_spec_parses_a_since_release(tmp_path: Path) -> None:
+    spec = tmp_path / "SPEC.md"
+    spec.write_text("### P2-RUN-99 — a\nLevel: MUST · Since: Codex 0.155.0 · Evidence: binary\n"
+                    "text\n### P2-RUN-98 — b\nLevel: SHOULD · Evidence: design\n",
+                    encoding="utf-8")
+    rules = load_rules(spec)
+    assert (rules["P2-RUN-99"].since, rules["P2-RUN-99"].evidence) == ("0.155.0", "binary")
+    assert (rules["P2-RUN-98"].since, rules["P2-RUN-98"].level) == (None, "SHOULD")
+    spec.write_text("### P2-RUN-99 — a\nLevel: MUST · Since: 0.155.0 · Evidence: x\n",
+                    encoding="utf-8")
+    with pytest.raises(SpecError, match=r"Since: Codex X\.Y\.Z"):
+        load_rules(spec)
+
+
 def test_must_checks_need_only_core_capabilities(checks: list[dict[str, Any]]) -> None:
     vocabulary = protocol.capabilities()
     known = set(vocabulary["core"]) | set(vocabulary["optional"])

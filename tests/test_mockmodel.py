@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -135,3 +136,48 @@ def test_probe_runs_before_the_answer_and_its_errors_are_kept(mock: mm.MockModel
     assert mock.probe_errors == ["OSError: probe broke"]
     mock.reset()
     assert mock.probe_errors == []
+
+
+CONSOLIDATION = {"x-openai-subagent": "memory_consolidation"}
+
+
+def test_agent_writes_missing_artifacts_before_finishing(mock: mm.MockModel,
+                                                         tmp_path: Path) -> None:
+    seen: list[int] = []
+    mock.on("consolidation", mm.message("done").probed(lambda: seen.append(len(seen))))
+    (tmp_path / "MEMORY.md").write_text("kept\n", encoding="utf-8")
+    mock.agent_artifacts = tmp_path
+    [call] = send(mock, {"input": []}, headers=CONSOLIDATION).items
+    assert (call["type"], call["name"], call["call_id"]) == \
+        ("custom_tool_call", "apply_patch", mm.ARTIFACTS_CALL_ID)
+    assert call["input"].startswith("*** Begin Patch\n*** Add File: memory_summary.md\n+v1\n")
+    assert "MEMORY.md" not in call["input"], "an existing artifact was overwritten"
+    assert mock.artifacts_written == {"memory_summary.md"}
+    assert seen == [0], "the final answer's probe did not run when the agent first finished"
+    answered = {"input": [{"type": "custom_tool_call_output", "call_id": mm.ARTIFACTS_CALL_ID,
+                           "output": "ok"}]}
+    assert send(mock, answered, headers=CONSOLIDATION).output_text() == "done"
+    assert seen == [0], "the probe ran twice"
+    mock.agent_artifacts = None
+    assert send(mock, {"input": []}, headers=CONSOLIDATION).output_text() == "done"
+    assert seen == [0, 1]
+
+
+def test_agent_artifacts_wait_for_tool_calls_and_spare_failures(mock: mm.MockModel,
+                                                                tmp_path: Path) -> None:
+    mock.agent_artifacts = tmp_path
+    mock.on("consolidation", mm.custom_tool_call("apply_patch", "x", "call_patch"),
+            has_tool_output=False)
+    mock.on("consolidation", mm.failed("boom"), has_tool_output=True)
+    [call] = send(mock, {"input": []}, headers=CONSOLIDATION).items
+    assert call["call_id"] == "call_patch", "the agent's own call was replaced"
+    with pytest.raises(ModelError):
+        send(mock, {"input": [{"type": "custom_tool_call_output", "call_id": "call_patch",
+                               "output": "ok"}]}, headers=CONSOLIDATION)
+    assert mock.artifacts_written == set()
+    (tmp_path / "MEMORY.md").write_text("", encoding="utf-8")
+    (tmp_path / "memory_summary.md").write_text("v2\n", encoding="utf-8")
+    mock.reset()
+    mock.on("consolidation", mm.message("done"))
+    assert send(mock, {"input": []}, headers=CONSOLIDATION).output_text() == "done", \
+        "artifacts were written over files the agent already left"

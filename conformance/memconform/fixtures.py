@@ -11,11 +11,12 @@ import pytest
 from memconform.adapters import Adapter, ImplSpecError, Unsupported, resolve
 from memconform.bundles import describe_home
 from memconform.clock import HarnessClock
+from memconform.codex import releases
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, start_server
 from memconform.registry import meta_of, stable_id
 from memconform.rendering import normalizer_for
-from memconform.scope import NotImplementedHere, gate
+from memconform.scope import NotImplementedHere, gate, release_gate
 
 StartupRunner = Callable[..., dict[str, Any]]
 FACTS_KEY = pytest.StashKey[dict[str, Any]]()
@@ -50,6 +51,14 @@ def impl(pytestconfig: pytest.Config) -> Iterator[Adapter]:
     adapter.close()
 
 
+def _validates(version: str) -> bool:
+    """Whether the release's consolidation agent must leave valid artifacts (P2-RUN-08)."""
+    try:
+        return releases.get(version).validates_agent_artifacts
+    except releases.ReleaseError:
+        return False  # protocol.start.handshake reports the unknown release
+
+
 @pytest.fixture(autouse=True)
 def _memconform_gate(request: pytest.FixtureRequest) -> Iterator[None]:
     """Before anything is built: is the check in the implementation's scope, are its
@@ -64,9 +73,13 @@ def _memconform_gate(request: pytest.FixtureRequest) -> Iterator[None]:
         needs.insert(0, "startup")
     shake = adapter.handshake
     reason = gate(stable_id(request.node, meta), meta.area, needs, shake.scope,
-                  shake.capabilities)
+                  shake.capabilities) or release_gate(meta.codex_since, shake.follows)
     if reason is not None:
         raise NotImplementedHere(reason)
+    if "model" in request.fixturenames and "home" in request.fixturenames:
+        model: MockModel = request.getfixturevalue("model")
+        home: CodexHome = request.getfixturevalue("home")
+        model.agent_artifacts = home.memory_root if _validates(shake.follows[0]) else None
     for capability in meta.needs:
         if capability == "clock.inject" and request.config.getoption("--no-clock-inject"):
             raise Unsupported("clock.inject: not used in this run (--no-clock-inject)")

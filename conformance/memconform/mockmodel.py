@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pytest_httpserver import HTTPServer
@@ -24,6 +25,26 @@ RESPONSES_PATH = "/v1/responses"
 USAGE_PATH = "/backend-api/wham/usage"
 DEFAULT_GATE_TIMEOUT_S = 60.0
 KINDS = ("stage1", "consolidation", "main")
+ARTIFACTS_CALL_ID = "memconform_artifacts"
+# What a consolidation agent of Codex 0.155.0 and later must leave (P2-RUN-08): MEMORY.md, and
+# a memory_summary.md whose first line is `v1` (with the four sections a v2 summary needs)
+ARTIFACTS = {
+    "MEMORY.md": "# Memory\n\nKept by the memconform mock agent.\n",
+    "memory_summary.md": "v1\n## User Profile\n- mock\n## User preferences\n- mock\n"
+                         "## General Tips\n- mock\n## What's in Memory\n- mock\n",
+}
+
+
+def missing_artifacts(root: Path) -> dict[str, str]:
+    return {name: text for name, text in ARTIFACTS.items() if not (root / name).exists()}
+
+
+def artifacts_patch(missing: dict[str, str]) -> str:
+    """An apply_patch that adds these artifacts."""
+    body = "".join(f"*** Add File: {name}\n"
+                   + "".join(f"+{line}\n" for line in text.splitlines())
+                   for name, text in missing.items())
+    return f"*** Begin Patch\n{body}*** End Patch\n"
 
 
 class Gate:
@@ -147,8 +168,11 @@ class Rule:
                 and (self.has_tool_output is None or self.has_tool_output == has_tool_output)
                 and (self.used < len(self.replies) or self.repeat_last))
 
+    def peek(self) -> Reply:
+        return self.replies[min(self.used, len(self.replies) - 1)]
+
     def take(self) -> Reply:
-        reply = self.replies[min(self.used, len(self.replies) - 1)]
+        reply = self.peek()
         self.used += 1
         return reply
 
@@ -214,10 +238,16 @@ class MockModel:
     requests: list[Recorded] = field(default_factory=list)
     default: Reply = field(default_factory=lambda: message("mock default reply"))
     probe_errors: list[str] = field(default_factory=list)
+    # the memory root whose missing artifacts the consolidation agent adds (one apply_patch
+    # call) before its final answer: set for implementations of releases whose agents must
+    # leave them (P2-RUN-08)
+    agent_artifacts: Path | None = None
+    artifacts_written: set[str] = field(default_factory=set)  # names the mock's agent added
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._probed: set[int] = set()  # final replies whose probe ran before the artifacts
         self.server.expect_request(RESPONSES_PATH, method="POST").respond_with_handler(self._handle)
 
     @property
@@ -229,6 +259,8 @@ class MockModel:
             self.rules = []
             self.requests = []
             self.probe_errors = []
+            self._probed.clear()
+            self.artifacts_written.clear()
 
     def on(self, kind: str | None, *replies: Reply, contains: str | None = None,
            has_tool_output: bool | None = None, repeat_last: bool = True) -> Rule:
@@ -271,7 +303,18 @@ class MockModel:
             seq = next(self._ids)
             self.requests.append(Recorded(seq, kind, request.path, headers, body, time.time()))
             rule = next((r for r in self.rules if r.matches(kind, raw, tool_output)), None)
-            reply = rule.take() if rule is not None else self.default
+            reply = rule.peek() if rule is not None else self.default
+            patch = self._artifacts_first(reply, body) if kind == "consolidation" else None
+            if patch is not None:  # the agent finishes after its artifacts are written
+                final, reply = reply, custom_tool_call("apply_patch", patch, ARTIFACTS_CALL_ID)
+                self._probed.add(id(final))
+                reply = dataclasses.replace(reply, probe=final.probe)
+            else:
+                if rule is not None:
+                    rule.take()
+                if id(reply) in self._probed:  # its probe ran before the artifacts were written
+                    self._probed.discard(id(reply))
+                    reply = dataclasses.replace(reply, probe=None)
         if reply.probe is not None:
             try:
                 reply.probe()
@@ -291,6 +334,24 @@ class MockModel:
             return Response(_stalled(self._stream(seq, reply), reply.stall_s), status=200,
                             mimetype="text/event-stream")
         return Response(self._stream(seq, reply), status=200, mimetype="text/event-stream")
+
+    def _artifacts_first(self, reply: Reply, body: Any) -> str | None:
+        """The patch the agent sends before `reply`, its final answer, when artifacts are
+        missing from the memory root (None: answer with `reply`)."""
+        if self.agent_artifacts is None or not reply.items or reply.http_status is not None \
+                or reply.failure or reply.cut or reply.reset:
+            return None
+        if any(item.get("type") != "message" for item in reply.items):
+            return None  # a tool call: the agent is not finishing yet
+        entries = body.get("input") if isinstance(body, dict) else None
+        if any(isinstance(e, dict) and e.get("call_id") == ARTIFACTS_CALL_ID
+               for e in entries or []):
+            return None  # written once in this conversation
+        missing = missing_artifacts(self.agent_artifacts)
+        if not missing:
+            return None
+        self.artifacts_written.update(missing)
+        return artifacts_patch(missing)
 
     def _stream(self, seq: int, reply: Reply) -> str:
         return sse_stream(seq, reply.items, cut=reply.cut, failure=reply.failure)

@@ -38,6 +38,7 @@ class CheckMeta:
     since: str
     needs: tuple[str, ...] = ()
     smoke: bool = False
+    codex_since: str | None = None  # the Codex release the rule begins in (None: 0.144.6)
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -46,14 +47,23 @@ class CheckMeta:
             raise ValueError(f"check {self.id}: unknown area {self.area!r}")
         if not self.rules:
             raise ValueError(f"check {self.id}: names no spec rule")
+        if self.codex_since is not None:
+            from memconform.codex.releases import ReleaseError, get
+
+            try:
+                get(self.codex_since)
+            except ReleaseError as exc:
+                raise ValueError(f"check {self.id}: codex_since: {exc}") from None
 
 
 def check(id: str, *, title: str, rules: str | tuple[str, ...], level: str, area: str,
-          since: str = "0.1.0", needs: tuple[str, ...] = (), smoke: bool = False
-          ) -> Callable[[F], F]:
-    """Declare a pytest function as a conformance check."""
+          since: str = "0.1.0", needs: tuple[str, ...] = (), smoke: bool = False,
+          codex_since: str | None = None) -> Callable[[F], F]:
+    """Declare a pytest function as a conformance check (`codex_since`: a rule that begins in
+    that Codex release does not apply to an implementation following an earlier one)."""
     meta = CheckMeta(id=id, title=title, rules=(rules,) if isinstance(rules, str) else rules,
-                     level=level, area=area, since=since, needs=needs, smoke=smoke)
+                     level=level, area=area, since=since, needs=needs, smoke=smoke,
+                     codex_since=codex_since)
 
     def apply(fn: F) -> F:
         marked: F = getattr(pytest.mark, MARKER)(meta)(fn)

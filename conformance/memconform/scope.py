@@ -54,3 +54,13 @@ def gate(check_id: str, area: str, needs: list[str], scope: frozenset[str] | Non
             return (f"needs {capability}, which the implementation does not declare "
                     f"(scope: {label})")
     return None
+
+
+def release_gate(codex_since: str | None, follows: tuple[str, str]) -> str | None:
+    """Why a rule does not apply to an implementation following an earlier release."""
+    from memconform.codex.releases import at_least
+
+    if codex_since is None or at_least(follows[0], codex_since):
+        return None
+    return (f"the rule applies from Codex {codex_since} on; the implementation follows "
+            f"Codex {follows[0]}")

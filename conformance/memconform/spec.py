@@ -9,7 +9,8 @@ from pathlib import Path
 from memconform.resources import doc
 
 HEADING = re.compile(r"^### ([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2}) — (.+)$")
-LEVEL = re.compile(r"^Level: (MUST|SHOULD|MAY|RETIRED) · Evidence: (.+)$")
+LEVEL = re.compile(r"^Level: (MUST|SHOULD|MAY|RETIRED) "
+                   r"(?:· Since: Codex (\d+\.\d+\.\d+) )?· Evidence: (.+)$")
 
 
 class SpecError(ValueError):
@@ -23,6 +24,7 @@ class Rule:
     level: str
     evidence: str
     text: str = ""
+    since: str | None = None  # the Codex release the rule begins in (None: the baseline)
 
 
 def load_rules(path: Path | None = None) -> dict[str, Rule]:
@@ -39,11 +41,11 @@ def load_rules(path: Path | None = None) -> dict[str, Rule]:
         level = LEVEL.match(lines[number + 1]) if number + 1 < len(lines) else None
         if level is None:
             raise SpecError(f"{source}:{number + 2}: rule {rule_id} needs a "
-                            "`Level: … · Evidence: …` line")
+                            "`Level: … [· Since: Codex X.Y.Z] · Evidence: …` line")
         if rule_id in rules:
             raise SpecError(f"{source}:{number + 1}: rule {rule_id} defined twice")
-        rules[rule_id] = Rule(rule_id, title, level.group(1), level.group(2),
-                              _prose(lines, number + 2))
+        rules[rule_id] = Rule(rule_id, title, level.group(1), level.group(3),
+                              _prose(lines, number + 2), level.group(2))
     return rules
 
 

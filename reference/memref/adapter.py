@@ -11,9 +11,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memref import __version__, citations, jobs, materialize, pollution, store, tokens, usage
+from memref import (
+    __version__,
+    citations,
+    jobs,
+    materialize,
+    pollution,
+    releases,
+    store,
+    tokens,
+    usage,
+)
 from memref.config import ConfigError, load_config
 from memref.injection import developer_fragments
+from memref.releases import DEFAULT as DEFAULT_RELEASE
+from memref.releases import Release
 from memref.runtime import Runtime
 from memref.stage1_output import StageOneOutput
 from memref.startup import Session, memory_root, run_startup
@@ -47,9 +59,10 @@ class OpError(Exception):
 
 
 class ReferenceAdapter:
-    """Stateless apart from the seed given at `start`."""
+    """Stateless apart from the seed given at `start`; follows one Codex release."""
 
-    def __init__(self) -> None:
+    def __init__(self, release: Release = DEFAULT_RELEASE) -> None:
+        self.release = release
         self.seed = 0
         self._ops: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "start": self.start,
@@ -97,6 +110,7 @@ class ReferenceAdapter:
             "implementation": {"name": "memref", "version": __version__, "language": "python"},
             "protocol_version": PROTOCOL_VERSION,
             "capabilities": list(CAPABILITIES),
+            "follows": {"codex": self.release.version, "layout": "v1"},
         }
 
     def _runtime(self, args: dict[str, Any]) -> Runtime:
@@ -110,7 +124,7 @@ class ReferenceAdapter:
         session = Session(thread_id=spec.get("resume_thread_id") or rt.uuid7(),
                           env=dict(args["env"]), source=spec["source"],
                           ephemeral=spec["ephemeral"], subagent=spec["subagent"])
-        run_startup(Path(args["home"]), session, rt)
+        run_startup(Path(args["home"]), session, rt, self.release)
         # an ephemeral session records no thread of its own
         return {"session_thread_id": None if session.ephemeral else session.thread_id}
 
@@ -215,7 +229,7 @@ class ReferenceAdapter:
         return {"polluted": polluted}
 
     def config_resolve(self, args: dict[str, Any]) -> dict[str, Any]:
-        config = load_config(Path(args["home"]))
+        config = load_config(Path(args["home"]), self.release)
         memories = dataclasses.asdict(config.memories)
         memories["extract_model"] = config.extract_model
         memories["consolidation_model"] = config.consolidation_model
@@ -226,6 +240,7 @@ def _error(seq: Any, kind: str, message: str) -> dict[str, Any]:
     return {"seq": seq, "ok": False, "error": {"kind": kind, "message": message}}
 
 
-def factory() -> ReferenceAdapter:
-    """Entry point for `--impl python:memref.adapter:factory`."""
-    return ReferenceAdapter()
+def factory(release: str | None = None) -> ReferenceAdapter:
+    """Entry point for `--impl python:memref.adapter:factory` (`ref@VERSION` passes the Codex
+    release to follow)."""
+    return ReferenceAdapter(DEFAULT_RELEASE if release is None else releases.get(release))

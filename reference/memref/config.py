@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_EXTRACT_MODEL = "gpt-5.4-mini"
-DEFAULT_CONSOLIDATION_MODEL = "gpt-5.4"
+from memref.releases import DEFAULT as DEFAULT_RELEASE
+from memref.releases import Release
+
 DEFAULT_CHATGPT_BASE_URL = "https://chatgpt.com/backend-api"
 
 BOOL_KEYS: dict[str, bool] = {
@@ -75,21 +76,22 @@ class CodexConfig:
     chatgpt_base_url: str = DEFAULT_CHATGPT_BASE_URL
     provider: Provider | None = None
     memories: MemoriesConfig = field(default_factory=MemoriesConfig)
+    release: Release = DEFAULT_RELEASE  # the Codex release whose behaviour applies
 
     @property
     def extract_model(self) -> str:
-        return self.memories.extract_model or DEFAULT_EXTRACT_MODEL
+        return self.memories.extract_model or self.release.extract_model
 
     @property
     def consolidation_model(self) -> str:
-        return self.memories.consolidation_model or DEFAULT_CONSOLIDATION_MODEL
+        return self.memories.consolidation_model or self.release.consolidation_model
 
 
-def load_config(home: Path) -> CodexConfig:
+def load_config(home: Path, release: Release = DEFAULT_RELEASE) -> CodexConfig:
     """Read `<home>/config.toml`; a missing file gives the defaults."""
     path = home / "config.toml"
     if not path.exists():
-        return CodexConfig()
+        return CodexConfig(release=release)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -98,10 +100,11 @@ def load_config(home: Path) -> CodexConfig:
         raise ConfigError(f"{path}: is a directory, not a file") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from exc
-    return parse_config(data, source=str(path))
+    return parse_config(data, source=str(path), release=release)
 
 
-def parse_config(data: dict[str, Any], source: str = "config.toml") -> CodexConfig:
+def parse_config(data: dict[str, Any], source: str = "config.toml",
+                 release: Release = DEFAULT_RELEASE) -> CodexConfig:
     features = _table(data, "features", source)
     feature = features.get("memories", False)
     if not isinstance(feature, bool):
@@ -114,6 +117,7 @@ def parse_config(data: dict[str, Any], source: str = "config.toml") -> CodexConf
                           or DEFAULT_CHATGPT_BASE_URL).rstrip("/"),
         provider=_provider(data, source),
         memories=_memories(_table(data, "memories", source), source),
+        release=release,
     )
 
 

@@ -49,6 +49,20 @@ def _load(home: Path, memories: sqlite3.Connection, config: CodexConfig, now: in
         state.close()
 
 
+def artifacts_problem(root: Path) -> str | None:
+    """What is wrong with the files the agent left (P2-RUN-08); None when they are valid."""
+    if not (root / "MEMORY.md").is_file():
+        return "MEMORY.md is missing"
+    try:
+        with (root / "memory_summary.md").open("rb") as handle:
+            first = handle.readline()
+    except OSError as exc:
+        return f"memory_summary.md cannot be read: {exc.strerror}"
+    if first.rstrip(b"\n") != b"v1":
+        return "memory_summary.md does not start with the line v1"
+    return None
+
+
 def run_phase2(home: Path, root: Path, config: CodexConfig, session_thread: str, rt: Runtime,
                env: dict[str, str]) -> str:
     """One consolidation attempt; returns its status label."""
@@ -115,6 +129,10 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
         return "lost_ownership"
     except (AgentError, sqlite3.Error) as exc:
         raise Failed("failed_agent", exc) from exc
+    if config.release.validates_artifacts:
+        problem = artifacts_problem(root)
+        if problem is not None:
+            raise Failed("failed_invalid_artifacts", problem)
     try:
         owned = still_owned(con, token, rt)
     except sqlite3.Error as exc:

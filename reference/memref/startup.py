@@ -13,6 +13,8 @@ from memref.extensions import seed_ad_hoc_instructions
 from memref.guard import rate_limits_ok
 from memref.phase1 import Phase1Summary, run_phase1
 from memref.phase2 import run_phase2
+from memref.releases import DEFAULT as DEFAULT_RELEASE
+from memref.releases import Release
 from memref.retention import prune_stage1_outputs
 from memref.runtime import Runtime
 
@@ -67,8 +69,9 @@ def guard(config: CodexConfig, session: Session, home: Path) -> str | None:
     return None
 
 
-def run_startup(home: Path, session: Session, rt: Runtime) -> StartupResult:
-    config = load_config(home)
+def run_startup(home: Path, session: Session, rt: Runtime,
+                release: Release = DEFAULT_RELEASE) -> StartupResult:
+    config = load_config(home, release)
     reason = guard(config, session, home)
     if reason is not None:
         log.info("memories startup skipped: %s", reason)

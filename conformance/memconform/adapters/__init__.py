@@ -34,6 +34,14 @@ def transport_for(spec: str) -> Transport:
     """Build the transport for `ref`, `python:MODULE:FACTORY` or `exec:COMMAND`."""
     if spec == "ref":
         return _python("memref.adapter:factory")
+    if spec.startswith("ref@"):
+        from memref.adapter import factory
+
+        try:
+            factory(spec.removeprefix("ref@"))
+        except ValueError as exc:
+            raise ImplSpecError(f"--impl {spec!r}: {exc}") from None
+        return InProcessTransport(lambda: factory(spec.removeprefix("ref@")), label=spec)
     kind, sep, rest = spec.partition(":")
     if kind == "python" and sep:
         return _python(rest)
@@ -51,7 +59,7 @@ def transport_for(spec: str) -> Transport:
             raise ImplSpecError(str(exc)) from None
         return InProcessTransport(lambda: CodexAdapter(path, version, layout), label=spec)
     raise ImplSpecError(
-        f"--impl {spec!r}: expected ref, python:MODULE:FACTORY, exec:COMMAND or "
+        f"--impl {spec!r}: expected ref[@VERSION], python:MODULE:FACTORY, exec:COMMAND or "
         f"codex[@VERSION][/LAYOUT][:PATH]"
     )
 

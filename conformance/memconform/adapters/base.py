@@ -12,6 +12,7 @@ from typing import Any
 from _pytest.outcomes import Skipped
 
 from memconform import PROTOCOL_VERSION, __version__
+from memconform.codex.releases import DEFAULT as DEFAULT_RELEASE
 from memconform.protocol import ProtocolViolation, validate_request, validate_response
 
 
@@ -67,6 +68,7 @@ class Handshake:
     capabilities: frozenset[str]
     raw: dict[str, Any]
     scope: frozenset[str] | None = None
+    follows: tuple[str, str] = (DEFAULT_RELEASE, "v1")  # Codex release and memory layout
 
 
 class Adapter:
@@ -115,10 +117,13 @@ class Adapter:
                                            f"{result['protocol_version']}, harness speaks 1")
         impl = result["implementation"]
         scope = result.get("scope")
+        follows = result.get("follows") or {}
         return Handshake(name=impl["name"], version=impl["version"],
                          protocol_version=result["protocol_version"],
                          capabilities=frozenset(result["capabilities"]), raw=result,
-                         scope=None if scope is None else frozenset(scope))
+                         scope=None if scope is None else frozenset(scope),
+                         follows=(follows.get("codex", DEFAULT_RELEASE),
+                                  follows.get("layout", "v1")))
 
     def call(self, op: str, args: dict[str, Any], *, timeout_s: float | None = None) -> Any:
         self.handshake  # noqa: B018 - starts (or restarts) the implementation

@@ -82,16 +82,16 @@ def assert_now(value: int | None, clock: HarnessClock, what: str) -> None:
 
 
 def user_text(request: Recorded) -> str:
-    """The text of the single user message of a stage-1 request."""
+    """The text of the one user message of a stage-1 request (the prompt may come before it
+    as developer items, as from Codex 0.155.0 on, or in `instructions`)."""
     body = request.body
     assert isinstance(body, dict), "the stage-1 request body is not a JSON object"
-    messages = body.get("input")
-    assert isinstance(messages, list), "the stage-1 request has no input list"
-    assert len(messages) == 1, "the stage-1 request's input is not exactly one item"
-    message = messages[0]
-    assert isinstance(message, dict), "the stage-1 request's input item is not an object"
-    assert message.get("role") == "user", "the stage-1 request's input item is not a user message"
-    content = message.get("content")
+    items = body.get("input")
+    assert isinstance(items, list), "the stage-1 request has no input list"
+    messages = [i for i in items if isinstance(i, dict) and i.get("role") == "user"]
+    assert len(messages) == 1, "the stage-1 request's input does not hold exactly one user " \
+        "message"
+    content = messages[0].get("content")
     parts = [p for p in content if isinstance(p, dict) and p.get("type") == "input_text"] \
         if isinstance(content, list) else []
     assert len(parts) == 1, "the stage-1 user message does not have exactly one input_text part"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from memconform.adapters import Adapter, Rejected
+from memconform.codex import releases
 from memconform.home import CodexHome
 from memconform.registry import check
 from memconform.resources import fixture_json
@@ -41,8 +42,11 @@ def _cases(group: str) -> pytest.MarkDecorator:
 @check("config.defaults", title="an empty [memories] table gives Codex's twelve defaults",
        rules="CFG-01", level="SHOULD", area="config", needs=NEEDS)
 def test_defaults(impl: Adapter, home: CodexHome) -> None:
-    assert _resolve(impl, home, "")["memories"] == CASES["defaults"], \
-        "an empty [memories] table does not give Codex's defaults"
+    release = releases.get(impl.handshake.follows[0])
+    expected = {**CASES["defaults"], "extract_model": release.stage1_model,
+                "consolidation_model": release.consolidation_model}
+    assert _resolve(impl, home, "")["memories"] == expected, \
+        f"an empty [memories] table does not give the defaults of Codex {release.version}"
 
 
 @check("config.clamp", title="out-of-range integers are clamped to Codex's bounds",

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memconform.adapters import Adapter
 from memconform.checks.stage1 import (
     VALID_OUTPUT,
     assert_now,
@@ -18,6 +19,7 @@ from memconform.checks.stage1 import (
     user_text,
 )
 from memconform.clock import HarnessClock
+from memconform.codex import releases
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome, Thread
 from memconform.mockmodel import MockModel, Recorded, json_output
@@ -110,17 +112,18 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-@check("p1.in.request.model", title="the extraction model is extract_model, else gpt-5.4-mini",
-       rules=("P1-IN-02", "CFG-01"), level="MUST", area="phase1")
-@pytest.mark.parametrize(("configured", "expected"), [(None, "gpt-5.4-mini"),
-                                                      ("x-extract-model", "x-extract-model")],
-                         ids=["default", "configured"])
-def test_request_model(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-                       configured: str | None, expected: str) -> None:
+@check("p1.in.request.model", title="the extraction model is extract_model, else the "
+       "release's default (gpt-5.4-mini in 0.144.6)", rules=("P1-IN-02", "CFG-01"),
+       level="MUST", area="phase1")
+@pytest.mark.parametrize("configured", [None, "x-extract-model"], ids=["default", "configured"])
+def test_request_model(impl: Adapter, home: CodexHome, model: MockModel,
+                       run_startup: StartupRunner, configured: str | None) -> None:
+    default = releases.get(impl.handshake.follows[0]).stage1_model
     _, request = extract(home, model, run_startup, {"extract_model": configured})
-    assert request.body.get("model") == expected, (
+    assert request.body.get("model") == (configured or default), (
         "the extraction request does not use the configured extract_model" if configured
-        else "without extract_model the extraction request does not use gpt-5.4-mini")
+        else f"without extract_model the extraction request does not use {default}, the "
+             f"default of the release the implementation follows")
 
 
 @check("p1.in.request.fields", title="the extraction request is a valid Responses API request: "

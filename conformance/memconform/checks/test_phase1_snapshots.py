@@ -10,6 +10,7 @@ from typing import Any
 
 from syrupy.assertion import SnapshotAssertion
 
+from memconform.adapters import Adapter
 from memconform.checks.stage1 import (
     VALID_OUTPUT,
     WALL_TOLERANCE_S,
@@ -17,6 +18,7 @@ from memconform.checks.stage1 import (
     extracted_once,
 )
 from memconform.clock import HarnessClock
+from memconform.codex import releases
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
@@ -71,11 +73,14 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def request_shape(body: dict[str, Any]) -> dict[str, Any]:
+def request_shape(body: dict[str, Any], default_model: str) -> dict[str, Any]:
+    """The pinned parts of an extraction request (the model as `<default>` when it is the
+    followed release's default, which p1.in.request.model pins)."""
     fmt = dict(_object(_object(body.get("text")).get("format")))
     fmt.pop("name", None)
+    model = body.get("model")
     return {
-        "model": body.get("model"),
+        "model": "<default>" if model == default_model else model,
         "stream": body.get("stream"),
         "tools": body.get("tools", []),
         "reasoning.effort": _object(body.get("reasoning")).get("effort"),
@@ -89,15 +94,17 @@ def request_shape(body: dict[str, Any]) -> dict[str, Any]:
 @check("p1.snap.extraction", title="one extraction: the request's pinned shape and the rows it "
        "leaves, as snapshots", rules=("P1-IN-02", "P1-OUT-02", "P1-JOB-03", "P1-JOB-04"),
        level="MUST", area="phase1")
-def test_extraction_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-                             clock: HarnessClock, snapshot: SnapshotAssertion) -> None:
+def test_extraction_snapshot(impl: Adapter, home: CodexHome, model: MockModel,
+                             run_startup: StartupRunner, clock: HarnessClock,
+                             snapshot: SnapshotAssertion) -> None:
+    default = releases.get(impl.handshake.follows[0]).stage1_model
     configure(home)
     thread = home.add_thread()
     mark = thread.updated_at_ms // 1000
     model.on("stage1", json_output(VALID_OUTPUT))
     run_startup(home)
     request = extracted_once(model, thread.id)
-    matches(snapshot, "request", request_shape(request.body),
+    matches(snapshot, "request", request_shape(request.body, default),
             "the extraction request's pinned shape differs from the snapshot")
     stage1 = home.query(home.memories_db, "SELECT * FROM stage1_outputs")
     matches(snapshot, "stage1_outputs", [masked(r, clock, thread.id, mark) for r in stage1],

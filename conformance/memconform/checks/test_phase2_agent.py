@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from memconform.adapters import Adapter
 from memconform.checks.consolidation import (
     DIFF_FILE,
     add_file,
@@ -27,6 +28,7 @@ from memconform.checks.consolidation import (
 )
 from memconform.checks.stage1 import VALID_OUTPUT, assert_now
 from memconform.clock import HarnessClock
+from memconform.codex import releases
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, Recorded, custom_tool_call, function_call, json_output
@@ -103,22 +105,21 @@ def test_no_inlined_memories(home: CodexHome, model: MockModel,
         "the seeded raw memory is inlined into the agent's request"
 
 
-MODELS = {"override": ({"consolidation_model": "override.phase-two"}, "override.phase-two"),
-          "default": ({}, "gpt-5.4")}
-
-
 @check("p2.agent.model", title="the agent uses memories.consolidation_model, else the "
-       "provider's consolidation default", rules="AGENT-01", level="SHOULD", area="phase2")
-@pytest.mark.parametrize("case", sorted(MODELS))
-def test_model(home: CodexHome, model: MockModel, run_startup: StartupRunner, case: str) -> None:
-    memories, expected = MODELS[case]
-    configure(home, memories)
+       "release's consolidation default (gpt-5.4 in 0.144.6)", rules="AGENT-01",
+       level="SHOULD", area="phase2")
+@pytest.mark.parametrize("configured", [None, "override.phase-two"], ids=["default", "override"])
+def test_model(impl: Adapter, home: CodexHome, model: MockModel, run_startup: StartupRunner,
+               configured: str | None) -> None:
+    default = releases.get(impl.handshake.follows[0]).consolidation_model
+    configure(home, {"consolidation_model": configured} if configured else {})
     seed_memory(home)
     agent_finishes(model)
     run_startup(home)
-    assert body_of(first_request(model)).get("model") == expected, \
+    assert body_of(first_request(model)).get("model") == (configured or default), \
         "the agent's request does not use the expected model (" + (
-            "memories.consolidation_model" if memories else "the provider's default") + ")"
+            "memories.consolidation_model" if configured else
+            f"{default}, the default of the release the implementation follows") + ")"
 
 
 NETWORK_TOOLS = ("web_search", "web_fetch", "fetch", "http", "browser")

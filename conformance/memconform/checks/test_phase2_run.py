@@ -499,3 +499,67 @@ def test_lease_while_running(home: CodexHome, model: MockModel, run_startup: Sta
     assert_now(seen.row["lease_until"] - HOUR_S, clock,
                "the running job's lease_until less one hour (a claim or heartbeat sets it to "
                "now + 3600)")
+
+
+VALID_SUMMARY = "v1\n## Summary\n- kept\n"
+# case -> (files the agent writes, whether the run succeeds)
+ARTIFACT_CASES: dict[str, tuple[dict[str, str], bool]] = {
+    "nothing-written": ({}, False),
+    "memory-only": ({"MEMORY.md": "# Memory\n"}, False),
+    "summary-only": ({"memory_summary.md": VALID_SUMMARY}, False),
+    "summary-not-v1": ({"MEMORY.md": "# Memory\n", "memory_summary.md": "v2\n## Summary\n"},
+                       False),
+    "summary-v1-in-second-line": ({"MEMORY.md": "# Memory\n",
+                                   "memory_summary.md": "# Summary\nv1\n"}, False),
+    "both-valid": ({"MEMORY.md": "# Memory\n", "memory_summary.md": VALID_SUMMARY}, True),
+    "summary-just-v1": ({"MEMORY.md": "# Memory\n", "memory_summary.md": "v1\n"}, True),
+    "summary-v1-trailing-space": ({"MEMORY.md": "# Memory\n",
+                                   "memory_summary.md": "v1 \n## Summary\n"}, False),
+    "summary-upper-v1": ({"MEMORY.md": "# Memory\n", "memory_summary.md": "V1\n## Summary\n"},
+                         False),
+    "summary-v10": ({"MEMORY.md": "# Memory\n", "memory_summary.md": "v10\n## Summary\n"},
+                    False),
+    "memory-empty": ({"MEMORY.md": "", "memory_summary.md": VALID_SUMMARY}, True),
+    "summary-leading-blank-line": ({"MEMORY.md": "# Memory\n",
+                                    "memory_summary.md": "\nv1\n## Summary\n"}, False),
+}
+
+
+def _add_files(files: dict[str, str]) -> str:
+    body = "".join(f"*** Add File: {path}\n" + "".join(f"+{line}\n" for line in
+                                                         text.splitlines())
+                   for path, text in files.items())
+    return f"*** Begin Patch\n{body}*** End Patch\n"
+
+
+@check("p2.run.invalid-artifacts", title="an agent that does not leave MEMORY.md and a "
+       "memory_summary.md starting with v1 fails the run (failed_invalid_artifacts), nothing "
+       "committed", rules=("P2-RUN-08", "P2-RUN-01"), level="MUST", area="phase2",
+       codex_since="0.155.0")
+@pytest.mark.parametrize("case", list(ARTIFACT_CASES))
+def test_invalid_artifacts(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                           clock: HarnessClock, case: str) -> None:
+    files, valid = ARTIFACT_CASES[case]
+    model.agent_artifacts = None  # the agent writes only what the case says
+    configure(home)
+    thread = seed_memory(home)
+    [row] = home.query(home.memories_db, "SELECT source_updated_at FROM stage1_outputs")
+    home.update_stage1_output(thread, selected_for_phase2=1,
+                              selected_for_phase2_source_updated_at=row["source_updated_at"])
+    before = marks(home)
+    if files:
+        agent_patches(model, _add_files(files))
+    else:
+        agent_finishes(model)
+    run_startup(home)
+    assert consolidations(model) >= 1, "the consolidation agent never started"
+    committed = set(committed_files(_workspace(home, "after the consolidation")))
+    if valid:
+        _done(home, f"the consolidation whose agent wrote {', '.join(files)}")
+        assert set(files) <= committed, \
+            "the agent's valid artifacts were not committed with the baseline"
+    else:
+        assert_failed(home, clock, "failed_invalid_artifacts", before,
+                      f"the run whose agent wrote {', '.join(files) or 'nothing'}")
+        assert RAW not in committed and not set(files) & committed, \
+            "the run with invalid artifacts committed its files"

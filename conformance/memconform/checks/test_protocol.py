@@ -9,6 +9,7 @@ from memconform.adapters import Adapter
 from memconform.adapters.base import AdapterError, Rejected, Unsupported
 from memconform.checks.stage1 import assert_now
 from memconform.clock import HarnessClock
+from memconform.codex import releases
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.protocol import capabilities
@@ -37,6 +38,13 @@ def test_handshake(impl: Adapter) -> None:
     assert not missing, f"core capabilities not declared: {sorted(missing)}"
     unknown = shake.capabilities - set(known["core"]) - set(known["optional"])
     assert not unknown, f"capabilities outside the v1 vocabulary: {sorted(unknown)}"
+    version, layout = shake.follows
+    try:
+        release = releases.get(version)
+    except releases.ReleaseError as exc:
+        fail(f"follows: {exc}")
+    assert layout in release.layouts, \
+        f"follows layout {layout!r}, which Codex {version} does not have ({release.layouts})"
 
 
 @check("protocol.startup.round-trip", title="a startup on a prepared home answers and leaves "

@@ -109,7 +109,8 @@ class CodexAdapter:
         return {"implementation": {"name": "codex-cli", "version": self.release.version,
                                    "language": "rust", "binary": str(self.binary),
                                    "layout": self.layout},
-                "protocol_version": PROTOCOL_VERSION, "capabilities": list(CAPABILITIES)}
+                "protocol_version": PROTOCOL_VERSION, "capabilities": list(CAPABILITIES),
+                "follows": {"codex": self.release.version, "layout": self.layout}}
 
     def stop(self, args: dict[str, Any]) -> dict[str, Any]:
         if self._front is not None:

@@ -32,6 +32,7 @@ class Release:
     memories_keys: frozenset[str]
     stage1_model: str
     consolidation_model: str
+    validates_agent_artifacts: bool
     databases: dict[str, int]
     driven: str
     expectations: str | None
@@ -72,6 +73,11 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
+def at_least(version: str, since: str) -> bool:
+    """Whether release `version` is `since` or later (both `X.Y.Z`)."""
+    return _key(version) >= _key(since)
+
+
 def _load(folder_version: str, text: str) -> Release:
     where = f"fixtures/codex-{folder_version}/release.toml"
     try:
@@ -83,6 +89,7 @@ def _load(folder_version: str, text: str) -> Release:
             memories_keys=frozenset(data["memories_keys"]),
             stage1_model=str(data["stage1_model"]),
             consolidation_model=str(data["consolidation_model"]),
+            validates_agent_artifacts=bool(data["validates_agent_artifacts"]),
             databases={str(k): int(v) for k, v in data["databases"].items()},
             driven=str(data["driven"]), expectations=data.get("expectations"))
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:

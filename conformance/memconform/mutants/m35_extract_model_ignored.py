@@ -2,12 +2,12 @@
 
 from memconform.mutants import Mutant, patch
 from memref.adapter import ReferenceAdapter
-from memref.config import DEFAULT_EXTRACT_MODEL, CodexConfig
+from memref.config import CodexConfig
 
 MUTANT = Mutant("m35-extract-model-ignored", __doc__ or "",
                 ("p1.in.request.model[configured]",))
 
 
 def factory() -> ReferenceAdapter:
-    patch(CodexConfig, "extract_model", property(lambda self: DEFAULT_EXTRACT_MODEL))
+    patch(CodexConfig, "extract_model", property(lambda self: self.release.extract_model))
     return ReferenceAdapter()
