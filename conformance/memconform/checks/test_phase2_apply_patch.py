@@ -32,7 +32,9 @@ DATA = fixture_json("phase2", "apply_patch.json")
 CASES: list[dict[str, Any]] = DATA["cases"]
 RULES = ("PATCH-01", "PATCH-02", "PATCH-03", "PATCH-04", "PATCH-05", "PATCH-06")
 # What the pipeline itself keeps in the root; a case never names these.
-PIPELINE = {RAW, DIFF_FILE, SUMMARIES, ".git", "extensions", "memories_extensions"}
+# the pipeline's own entries of the memory root (`.codex-baseline/`: Codex 0.171.0's git lock)
+PIPELINE = {RAW, DIFF_FILE, SUMMARIES, ".git", ".codex-baseline", "extensions",
+            "memories_extensions"}
 
 
 def patch_text(case: dict[str, Any]) -> str:
