@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from memconform import resources
 from memconform.codex import releases
 from memconform.codex.releases import ReleaseError
@@ -68,3 +70,12 @@ def test_release_gate() -> None:
     assert release_gate("0.155.0", ("0.171.0", "v1")) is None
     assert release_gate("0.155.0", ("0.144.6", "v1")) == (
         "the rule applies from Codex 0.155.0 on; the implementation follows Codex 0.144.6")
+
+
+def test_run_refuses_an_unknown_codex_release(tmp_path: Path) -> None:
+    result = run_cli("run", "--impl", "codex@0.150.0", "--report-dir", str(tmp_path / "r"),
+                     cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Codex 0.150.0 is not a release memconform knows (known: 0.144.6, 0.155.0, " \
+           "0.171.0)" in result.stderr
+    assert not (tmp_path / "r").exists(), "a report was started for an unknown release"

@@ -40,7 +40,7 @@ def protocol_schema_dir() -> Path:
     return _PACKAGE / "protocol" / "v1"
 
 
-CODEX_VERSION = "0.144.6"
+CODEX_VERSION = "0.144.6"  # the baseline release: its schema dumps build every home
 
 
 def codex_schema_sql(db: str) -> str:

@@ -301,18 +301,23 @@ AGENT_FAILURES: dict[str, Reply] = {
 }
 
 
+def _one_selected_memory(home: CodexHome) -> dict[str, tuple[int, int | None]]:
+    """Configure, seed one memory marked as selected by an earlier run; the marks."""
+    configure(home)
+    thread = seed_memory(home)
+    [row] = home.query(home.memories_db, "SELECT source_updated_at FROM stage1_outputs")
+    home.update_stage1_output(thread, selected_for_phase2=1,
+                              selected_for_phase2_source_updated_at=row["source_updated_at"])
+    return marks(home)
+
+
 @check("p2.run.agent-failure", title="an agent whose model call fails is a failure "
        "(failed_agent), not a success", rules=("P2-RUN-05", "P2-RUN-01"), level="MUST",
        area="phase2")
 @pytest.mark.parametrize("case", sorted(AGENT_FAILURES))
 def test_agent_failure(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                        clock: HarnessClock, case: str) -> None:
-    configure(home)
-    thread = seed_memory(home)
-    [row] = home.query(home.memories_db, "SELECT source_updated_at FROM stage1_outputs")
-    home.update_stage1_output(thread, selected_for_phase2=1,
-                              selected_for_phase2_source_updated_at=row["source_updated_at"])
-    before = marks(home)
+    before = _one_selected_memory(home)
     agent_finishes(model, AGENT_FAILURES[case])
     run_startup(home)
     assert consolidations(model) >= 1, "the consolidation agent never started"
@@ -541,12 +546,7 @@ def test_invalid_artifacts(home: CodexHome, model: MockModel, run_startup: Start
                            clock: HarnessClock, case: str) -> None:
     files, valid = ARTIFACT_CASES[case]
     model.agent_artifacts = None  # the agent writes only what the case says
-    configure(home)
-    thread = seed_memory(home)
-    [row] = home.query(home.memories_db, "SELECT source_updated_at FROM stage1_outputs")
-    home.update_stage1_output(thread, selected_for_phase2=1,
-                              selected_for_phase2_source_updated_at=row["source_updated_at"])
-    before = marks(home)
+    before = _one_selected_memory(home)
     if files:
         agent_patches(model, _add_files(files))
     else:

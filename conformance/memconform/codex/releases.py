@@ -10,7 +10,7 @@ from functools import cache
 
 from memconform import resources
 
-DEFAULT = "0.144.6"  # the release the suite's rules were written against
+DEFAULT = resources.CODEX_VERSION  # the release the suite's rules were written against
 DRIVEN = ("full", "unverified")
 # layout -> (memories SQLite file, memory root folder) under CODEX_HOME
 LAYOUT_FILES = {"v1": ("memories_1.sqlite", "memories"),
