@@ -39,7 +39,7 @@ def test_expectations_named_by_a_release_exist() -> None:
 @pytest.mark.parametrize(("edit", "problem"), [
     (('version = "0.155.0"', 'version = "0.155.1"'), "is not the folder's '0.155.0'"),
     (('default_layout = "v1"', 'default_layout = "v3"'), "are not among ['v1', 'v2']"),
-    (('driven = "unverified"', 'driven = "yes"'), "driven 'yes' is not one of"),
+    (('driven = "full"', 'driven = "yes"'), "driven 'yes' is not one of"),
     (('stage1_model = "gpt-5.6-luna"\n', ''), "KeyError: 'stage1_model'"),
     (('layouts = ["v1", "v2"]', 'layouts = ["v1", "v2"'), "TOMLDecodeError"),
 ])
