@@ -29,9 +29,11 @@ def test_run_against_reference_is_conformant(ref_run: tuple[int, Path, str]) -> 
     assert lines[-1]["complete"] is True
     manifest = json.loads(Path(__file__).parents[1].joinpath("conformance", "MANIFEST.json")
                           .read_text())
-    assert set(statuses(out)) == {c["id"] for c in manifest["checks"]
-                                  if c["profile"] == "local"}
-    assert set(statuses(out).values()) == {"pass"}
+    local = [c for c in manifest["checks"] if c["profile"] == "local"]
+    assert set(statuses(out)) == {c["id"] for c in local}
+    # memref follows 0.144.6 here: rules of later releases do not apply to it
+    assert statuses(out) == {c["id"]: "not-implemented" if c["codex_since"] else "pass"
+                             for c in local}
     assert "agreement:" in stderr and "config" in stderr
 
 

@@ -67,6 +67,13 @@ def fixture_json(*parts: str) -> Any:
 
 
 @cache
+def later_release_checks() -> frozenset[str]:
+    """Ids of the checks whose rules begin after the baseline release (`codex_since`)."""
+    manifest = json.loads(doc("MANIFEST.json").read_text(encoding="utf-8"))
+    return frozenset(c["id"] for c in manifest["checks"] if c.get("codex_since"))
+
+
+@cache
 def local_checks() -> tuple[tuple[str, str], ...]:
     """(id, area) of every local-profile check, from the shipped MANIFEST.json."""
     manifest = json.loads(doc("MANIFEST.json").read_text(encoding="utf-8"))

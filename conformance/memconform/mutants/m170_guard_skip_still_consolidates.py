@@ -6,6 +6,7 @@ from memconform.mutants import Mutant, patch
 from memref import adapter, startup
 from memref.config import load_config
 from memref.phase2 import run_phase2
+from memref.releases import DEFAULT, Release
 from memref.runtime import Runtime
 
 MUTANT = Mutant("m170-guard-skip-still-consolidates", __doc__ or "",
@@ -13,11 +14,12 @@ MUTANT = Mutant("m170-guard-skip-still-consolidates", __doc__ or "",
 _original = startup.run_startup
 
 
-def run_startup(home: Path, session: startup.Session, rt: Runtime) -> startup.StartupResult:
-    result = _original(home, session, rt)
+def run_startup(home: Path, session: startup.Session, rt: Runtime,
+                release: Release = DEFAULT) -> startup.StartupResult:
+    result = _original(home, session, rt, release)
     if result.skipped_reason == "rate_limited":
         # the bug: the guard's skip is read as "no extraction" rather than "no pipeline"
-        result.phase2 = run_phase2(home, startup.memory_root(home), load_config(home),
+        result.phase2 = run_phase2(home, startup.memory_root(home), load_config(home, release),
                                    session.thread_id, rt, session.env)
     return result
 

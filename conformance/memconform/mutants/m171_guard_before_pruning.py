@@ -9,6 +9,7 @@ from memref.extensions import seed_ad_hoc_instructions
 from memref.guard import rate_limits_ok
 from memref.phase1 import run_phase1
 from memref.phase2 import run_phase2
+from memref.releases import DEFAULT, Release
 from memref.retention import prune_stage1_outputs
 from memref.runtime import Runtime
 
@@ -16,8 +17,9 @@ MUTANT = Mutant("m171-guard-before-pruning", __doc__ or "",
                 ("p1.guard.skip-state[over-threshold-skips]",))
 
 
-def run_startup(home: Path, session: startup.Session, rt: Runtime) -> startup.StartupResult:
-    config = load_config(home)
+def run_startup(home: Path, session: startup.Session, rt: Runtime,
+                release: Release = DEFAULT) -> startup.StartupResult:
+    config = load_config(home, release)
     reason = startup.guard(config, session, home)
     if reason is not None:
         return startup.StartupResult(ran=False, skipped_reason=reason)

@@ -5,6 +5,7 @@ from pathlib import Path
 from memconform.mutants import Mutant, patch
 from memref import adapter, startup, store
 from memref.config import load_config
+from memref.releases import DEFAULT, Release
 from memref.retention import prune_stage1_outputs
 from memref.runtime import Runtime
 
@@ -15,8 +16,9 @@ MUTANT = Mutant("m172-exit-after-pruning", __doc__ or "",
 _original = startup.run_startup
 
 
-def run_startup(home: Path, session: startup.Session, rt: Runtime) -> startup.StartupResult:
-    config = load_config(home)
+def run_startup(home: Path, session: startup.Session, rt: Runtime,
+                release: Release = DEFAULT) -> startup.StartupResult:
+    config = load_config(home, release)
     if startup.guard(config, session, home) is not None and (home / store.MEMORIES_DB).is_file():
         # the bug: retention is housekeeping done before the early-exit guards
         memories = store.open_memories_db(home)
@@ -25,7 +27,7 @@ def run_startup(home: Path, session: startup.Session, rt: Runtime) -> startup.St
                                  now=rt.now)
         finally:
             memories.close()
-    return _original(home, session, rt)
+    return _original(home, session, rt, release)
 
 
 def factory() -> adapter.ReferenceAdapter:

@@ -7,6 +7,7 @@ from memconform.mutants import Mutant, patch
 from memref import adapter, startup
 from memref.config import load_config
 from memref.guard import rate_limits_ok
+from memref.releases import DEFAULT, Release
 from memref.runtime import Runtime
 
 MUTANT = Mutant("m173-usage-before-guard", __doc__ or "",
@@ -16,11 +17,12 @@ MUTANT = Mutant("m173-usage-before-guard", __doc__ or "",
 _original = startup.run_startup
 
 
-def run_startup(home: Path, session: startup.Session, rt: Runtime) -> startup.StartupResult:
-    config = load_config(home)
+def run_startup(home: Path, session: startup.Session, rt: Runtime,
+                release: Release = DEFAULT) -> startup.StartupResult:
+    config = load_config(home, release)
     if startup.guard(config, session, home) is not None:
         rate_limits_ok(home, config)  # the bug: asked whatever the guards say
-    return _original(home, session, rt)
+    return _original(home, session, rt, release)
 
 
 def factory() -> adapter.ReferenceAdapter:
