@@ -12,9 +12,7 @@ from memconform import resources
 
 DEFAULT = resources.CODEX_VERSION  # the release the suite's rules were written against
 DRIVEN = ("full", "unverified")
-# layout -> (memories SQLite file, memory root folder) under CODEX_HOME
-LAYOUT_FILES = {"v1": ("memories_1.sqlite", "memories"),
-                "v2": ("memories_v2_1.sqlite", "memories_v2")}
+LAYOUTS = ("v1", "v2")  # memories/ + memories_1.sqlite; memories_v2/ + memories_v2_1.sqlite
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
 
 
@@ -98,9 +96,9 @@ def _load(folder_version: str, text: str) -> Release:
     if release.version != folder_version:
         problems.append(f"version {release.version!r} is not the folder's {folder_version!r}")
     layouts = set(release.layouts)
-    if not layouts <= set(LAYOUT_FILES) or release.default_layout not in layouts:
+    if not layouts <= set(LAYOUTS) or release.default_layout not in layouts:
         problems.append(f"layouts {list(release.layouts)} / default {release.default_layout!r}"
-                        f" are not among {list(LAYOUT_FILES)}")
+                        f" are not among {list(LAYOUTS)}")
     if release.driven not in DRIVEN:
         problems.append(f"driven {release.driven!r} is not one of {list(DRIVEN)}")
     if problems:
