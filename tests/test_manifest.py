@@ -52,6 +52,15 @@ def test_check_release_is_its_rules_latest_since(checks: list[dict[str, Any]]) -
         assert c["codex_since"] == latest, c["id"]
 
 
+def test_check_layout_is_its_rules_layout(checks: list[dict[str, Any]]) -> None:
+    """A check about one memory layout names rules of that layout (or of both)."""
+    rules = load_rules()
+    for c in checks:
+        layouts = {layout for r in c["rules"] if (layout := rules[r].layout) is not None}
+        assert len(layouts) <= 1, c["id"]
+        assert c["layout"] == (layouts.pop() if layouts else None), c["id"]
+
+
 def test_spec_parses_a_since_release(tmp_path: Path) -> None:
     spec = tmp_path / "SPEC.md"
     spec.write_text("### P2-RUN-99 — a\nLevel: MUST · Since: Codex 0.155.0 · Evidence: binary\n"
@@ -63,6 +72,20 @@ def test_spec_parses_a_since_release(tmp_path: Path) -> None:
     spec.write_text("### P2-RUN-99 — a\nLevel: MUST · Since: 0.155.0 · Evidence: x\n",
                     encoding="utf-8")
     with pytest.raises(SpecError, match=r"Since: Codex X\.Y\.Z"):
+        load_rules(spec)
+
+
+def test_spec_parses_a_layout(tmp_path: Path) -> None:
+    spec = tmp_path / "SPEC.md"
+    spec.write_text("### P2-RUN-99 — a\nLevel: MUST · Since: Codex 0.155.0 · Layout: v2 · "
+                    "Evidence: binary\ntext\n### P2-RUN-98 — b\nLevel: MUST · Layout: v1 · "
+                    "Evidence: x\n", encoding="utf-8")
+    rules = load_rules(spec)
+    assert (rules["P2-RUN-99"].since, rules["P2-RUN-99"].layout) == ("0.155.0", "v2")
+    assert (rules["P2-RUN-98"].since, rules["P2-RUN-98"].layout) == (None, "v1")
+    spec.write_text("### P2-RUN-99 — a\nLevel: MUST · Layout: v3 · Evidence: x\n",
+                    encoding="utf-8")
+    with pytest.raises(SpecError, match=r"Layout: v1\|v2"):
         load_rules(spec)
 
 

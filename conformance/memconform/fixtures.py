@@ -16,7 +16,7 @@ from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, start_server
 from memconform.registry import meta_of, stable_id
 from memconform.rendering import normalizer_for
-from memconform.scope import NotImplementedHere, gate, release_gate
+from memconform.scope import NotImplementedHere, gate, layout_gate, release_gate
 
 StartupRunner = Callable[..., dict[str, Any]]
 FACTS_KEY = pytest.StashKey[dict[str, Any]]()
@@ -73,13 +73,15 @@ def _memconform_gate(request: pytest.FixtureRequest) -> Iterator[None]:
         needs.insert(0, "startup")
     shake = adapter.handshake
     reason = gate(stable_id(request.node, meta), meta.area, needs, shake.scope,
-                  shake.capabilities) or release_gate(meta.codex_since, shake.follows)
+                  shake.capabilities) or release_gate(meta.codex_since, shake.follows) \
+        or layout_gate(meta.layout, shake.follows)
     if reason is not None:
         raise NotImplementedHere(reason)
     if "model" in request.fixturenames and "home" in request.fixturenames:
         model: MockModel = request.getfixturevalue("model")
         home: CodexHome = request.getfixturevalue("home")
         model.agent_artifacts = home.memory_root if _validates(shake.follows[0]) else None
+        model.artifacts_layout = home.layout
     for capability in meta.needs:
         if capability == "clock.inject" and request.config.getoption("--no-clock-inject"):
             raise Unsupported("clock.inject: not used in this run (--no-clock-inject)")
@@ -135,11 +137,13 @@ def model(_model_server: Any) -> Iterator[MockModel]:
 
 
 @pytest.fixture
-def home(tmp_path: Path, clock: HarnessClock, model: MockModel,
+def home(tmp_path: Path, clock: HarnessClock, model: MockModel, impl: Adapter,
          pytestconfig: pytest.Config) -> CodexHome:
-    """An empty Codex home whose config points at the mock model."""
+    """An empty Codex home whose config points at the mock model, its memories where the
+    implementation's layout keeps them."""
     built = CodexHome(tmp_path / "codex-home", now_ms=clock.now_ms,
-                      model_base_url=model.base_url, seed=pytestconfig.getoption("--impl-seed"))
+                      model_base_url=model.base_url, seed=pytestconfig.getoption("--impl-seed"),
+                      layout=impl.handshake.follows[1])
     built.write_config()
     return built
 

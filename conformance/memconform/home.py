@@ -1,4 +1,6 @@
-"""Build Codex homes on disk: `config.toml`, `state_5.sqlite`, rollouts, `memories_1.sqlite`.
+"""Build Codex homes on disk: `config.toml`, `state_5.sqlite`, rollouts, and the memories DB
+of the home's layout (v1: `memories_1.sqlite` and `memories/`; v2: `memories_v2_1.sqlite` and
+`memories_v2/`, the same schema).
 
 Every file is in Codex 0.144.6's format (the SQLite files are created from the schema dumped
 from the real binary), so the reference and the real binary both accept what this writes. All
@@ -29,6 +31,9 @@ MOCK_KEY_ENV = "MEMCONFORM_MOCK_API_KEY"
 MOCK_KEY = "memconform-mock-key"
 SANDBOX_POLICY = json.dumps({"type": "read-only"})
 HOUR_MS = 3_600_000
+# memory layout -> (memory root folder, memories DB file); the DB schema is the same
+LAYOUT_PATHS = {"v1": ("memories", "memories_1.sqlite"),
+                "v2": ("memories_v2", "memories_v2_1.sqlite")}
 
 
 @dataclass(frozen=True)
@@ -121,10 +126,15 @@ def insert_rows(db: Path, table: str, rows: list[dict[str, Any]]) -> None:
 
 
 class CodexHome:
-    """A Codex home under construction. `now_ms` anchors every relative timestamp."""
+    """A Codex home under construction. `now_ms` anchors every relative timestamp; `layout` is
+    the memory layout the implementation under test uses (where its memories live)."""
 
-    def __init__(self, path: Path, *, now_ms: int, model_base_url: str, seed: int = 0) -> None:
+    def __init__(self, path: Path, *, now_ms: int, model_base_url: str, seed: int = 0,
+                 layout: str = "v1") -> None:
+        if layout not in LAYOUT_PATHS:
+            raise ValueError(f"memory layout {layout!r} is not one of {', '.join(LAYOUT_PATHS)}")
         self.path = path
+        self.layout = layout
         self.now_ms = now_ms
         self.model_base_url = model_base_url
         self._rng = random.Random(seed)
@@ -138,11 +148,11 @@ class CodexHome:
 
     @property
     def memories_db(self) -> Path:
-        return self.path / "memories_1.sqlite"
+        return self.path / LAYOUT_PATHS[self.layout][1]
 
     @property
     def memory_root(self) -> Path:
-        return self.path / "memories"
+        return self.path / LAYOUT_PATHS[self.layout][0]
 
     @property
     def env(self) -> dict[str, str]:
@@ -251,11 +261,11 @@ class CodexHome:
                          history_mode=history_mode, git_branch=git_branch, user_text=user_text)
         return row, Thread(tid, rollout, updated_ms, cwd)
 
-    # -- memories_1.sqlite -------------------------------------------------------------------
+    # -- the memories DB ---------------------------------------------------------------------
 
     def ensure_memories_db(self) -> Path:
         if not self.memories_db.exists():
-            create_db(self.memories_db, "memories_1")
+            create_db(self.memories_db, "memories_1")  # memories_v2_1 has the same schema
         return self.memories_db
 
     def add_stage1_output(self, thread_id: str, **columns: Any) -> None:

@@ -52,6 +52,6 @@ def collect_checks() -> list[dict[str, Any]]:
 
 def manifest(checks: list[dict[str, Any]]) -> dict[str, Any]:
     keys = ("id", "check", "profile", "area", "level", "rules", "title", "since", "needs",
-            "smoke", "codex_since")
+            "smoke", "codex_since", "layout")
     return {"suite_version": __version__,
             "checks": [{k: c[k] for k in keys} for c in checks]}

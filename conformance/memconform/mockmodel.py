@@ -2,7 +2,10 @@
 
 Each request is classified (`stage1`: strict `json_schema` text format; `consolidation`: the
 `x-openai-subagent: memory_consolidation` header; `main`: anything else), answered by the first
-matching rule of the current script, and recorded with its headers and body.
+matching rule of the current script, and recorded with its headers and body. A scripted
+stage-1 answer is fitted to the schema the request asks for: when the schema has no
+`raw_memory` (the v2 layout), a scripted object's `raw_memory` is left out of what the mock
+sends; every other field, known or not, is sent as scripted.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ DEFAULT_GATE_TIMEOUT_S = 60.0
 KINDS = ("stage1", "consolidation", "main")
 ARTIFACTS_CALL_ID = "memconform_artifacts"
 # What a consolidation agent of Codex 0.155.0 and later must leave (P2-RUN-08): MEMORY.md, and
-# a memory_summary.md whose first line is `v1` (with the four sections a v2 summary needs)
+# a memory_summary.md whose first line is `v1` (with the four sections a v2 summary needs); in
+# the v2 layout only the summary (P2-V2-05)
 ARTIFACTS = {
     "MEMORY.md": "# Memory\n\nKept by the memconform mock agent.\n",
     "memory_summary.md": "v1\n## User Profile\n- mock\n## User preferences\n- mock\n"
@@ -35,8 +39,12 @@ ARTIFACTS = {
 }
 
 
-def missing_artifacts(root: Path) -> dict[str, str]:
-    return {name: text for name, text in ARTIFACTS.items() if not (root / name).exists()}
+ARTIFACTS_BY_LAYOUT = {"v1": ("MEMORY.md", "memory_summary.md"), "v2": ("memory_summary.md",)}
+
+
+def missing_artifacts(root: Path, layout: str = "v1") -> dict[str, str]:
+    return {name: ARTIFACTS[name] for name in ARTIFACTS_BY_LAYOUT[layout]
+            if not (root / name).exists()}
 
 
 def artifacts_patch(missing: dict[str, str]) -> str:
@@ -202,6 +210,35 @@ def classify(headers: dict[str, str], body: Any) -> str:
     return "main"
 
 
+def schema_fields(body: Any) -> frozenset[str] | None:
+    """The properties of a stage-1 request's output schema (None: not a stage-1 request)."""
+    fmt = ((body.get("text") or {}).get("format") or {}) if isinstance(body, dict) else {}
+    properties = (fmt.get("schema") or {}).get("properties") if isinstance(fmt, dict) else None
+    return frozenset(properties) if isinstance(properties, dict) else None
+
+
+def fit_to_schema(reply: Reply, fields: frozenset[str] | None) -> Reply:
+    """`reply` without `raw_memory` in its JSON-object messages when the schema lacks it."""
+    if fields is None or "raw_memory" in fields or not reply.items:
+        return reply
+    items = []
+    for item in reply.items:
+        if item.get("type") == "message":
+            parts = []
+            for part in item.get("content", []):
+                try:
+                    value = json.loads(part.get("text", ""))
+                except (TypeError, ValueError):
+                    value = None
+                if isinstance(value, dict) and "raw_memory" in value:
+                    kept = {k: v for k, v in value.items() if k != "raw_memory"}
+                    part = {**part, "text": json.dumps(kept)}
+                parts.append(part)
+            item = {**item, "content": parts}
+        items.append(item)
+    return dataclasses.replace(reply, items=tuple(items))
+
+
 def has_tool_output(body: Any) -> bool:
     """Whether a request's input carries a tool result (`*_output` item)."""
     entries = body.get("input") if isinstance(body, dict) else None
@@ -242,6 +279,7 @@ class MockModel:
     # call) before its final answer: set for implementations of releases whose agents must
     # leave them (P2-RUN-08)
     agent_artifacts: Path | None = None
+    artifacts_layout: str = "v1"  # which artifacts that layout requires
     artifacts_written: set[str] = field(default_factory=set)  # names the mock's agent added
 
     def __post_init__(self) -> None:
@@ -304,6 +342,8 @@ class MockModel:
             self.requests.append(Recorded(seq, kind, request.path, headers, body, time.time()))
             rule = next((r for r in self.rules if r.matches(kind, raw, tool_output)), None)
             reply = rule.peek() if rule is not None else self.default
+            if kind == "stage1":
+                reply = fit_to_schema(reply, schema_fields(body))
             patch = self._artifacts_first(reply, body) if kind == "consolidation" else None
             if patch is not None:  # the agent finishes after its artifacts are written
                 final, reply = reply, custom_tool_call("apply_patch", patch, ARTIFACTS_CALL_ID)
@@ -347,7 +387,7 @@ class MockModel:
         if any(isinstance(e, dict) and e.get("call_id") == ARTIFACTS_CALL_ID
                for e in entries or []):
             return None  # written once in this conversation
-        missing = missing_artifacts(self.agent_artifacts)
+        missing = missing_artifacts(self.agent_artifacts, self.artifacts_layout)
         if not missing:
             return None
         self.artifacts_written.update(missing)

@@ -39,6 +39,7 @@ class CheckMeta:
     needs: tuple[str, ...] = ()
     smoke: bool = False
     codex_since: str | None = None  # the Codex release the rule begins in (None: 0.144.6)
+    layout: str | None = None  # the one memory layout the check applies to (None: both)
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -47,6 +48,8 @@ class CheckMeta:
             raise ValueError(f"check {self.id}: unknown area {self.area!r}")
         if not self.rules:
             raise ValueError(f"check {self.id}: names no spec rule")
+        if self.layout not in (None, "v1", "v2"):
+            raise ValueError(f"check {self.id}: layout {self.layout!r} is not v1 or v2")
         if self.codex_since is not None:
             from memconform.codex.releases import ReleaseError, get
 
@@ -58,12 +61,13 @@ class CheckMeta:
 
 def check(id: str, *, title: str, rules: str | tuple[str, ...], level: str, area: str,
           since: str = "0.1.0", needs: tuple[str, ...] = (), smoke: bool = False,
-          codex_since: str | None = None) -> Callable[[F], F]:
+          codex_since: str | None = None, layout: str | None = None) -> Callable[[F], F]:
     """Declare a pytest function as a conformance check (`codex_since`: a rule that begins in
-    that Codex release does not apply to an implementation following an earlier one)."""
+    that Codex release does not apply to an implementation following an earlier one; `layout`:
+    the check applies to implementations using that memory layout only)."""
     meta = CheckMeta(id=id, title=title, rules=(rules,) if isinstance(rules, str) else rules,
                      level=level, area=area, since=since, needs=needs, smoke=smoke,
-                     codex_since=codex_since)
+                     codex_since=codex_since, layout=layout)
 
     def apply(fn: F) -> F:
         marked: F = getattr(pytest.mark, MARKER)(meta)(fn)

@@ -43,16 +43,17 @@ def protocol_schema_dir() -> Path:
 CODEX_VERSION = "0.144.6"  # the baseline release: its schema dumps build every home
 
 
-def codex_schema_sql(db: str) -> str:
-    """DDL and migration rows of `state_5` or `memories_1` as Codex 0.144.6 creates them."""
-    return fixture(f"codex-{CODEX_VERSION}", f"{db}.sql").read_text(encoding="utf-8")
+def codex_schema_sql(db: str, release: str = CODEX_VERSION) -> str:
+    """DDL and migration rows of one SQLite file (`state_5`, `memories_1`, `memories_v2_1`) as
+    that Codex release creates it (0.144.6 unless named)."""
+    return fixture(f"codex-{release}", f"{db}.sql").read_text(encoding="utf-8")
 
 
-def codex_schema_statements(db: str) -> list[str]:
+def codex_schema_statements(db: str, release: str = CODEX_VERSION) -> list[str]:
     """The schema script as complete statements (trigger bodies kept whole)."""
     statements: list[str] = []
     pending = ""
-    for line in codex_schema_sql(db).splitlines(keepends=True):
+    for line in codex_schema_sql(db, release).splitlines(keepends=True):
         if not pending and line.startswith("--"):
             continue
         pending += line

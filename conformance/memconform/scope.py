@@ -64,3 +64,11 @@ def release_gate(codex_since: str | None, follows: tuple[str, str]) -> str | Non
         return None
     return (f"the rule applies from Codex {codex_since} on; the implementation follows "
             f"Codex {follows[0]}")
+
+
+def layout_gate(layout: str | None, follows: tuple[str, str]) -> str | None:
+    """Why a check about one memory layout does not apply to an implementation using the other."""
+    if layout is None or layout == follows[1]:
+        return None
+    return (f"the check is about the {layout} memory layout; the implementation uses "
+            f"{follows[1]}")

@@ -10,7 +10,8 @@ from memconform.resources import doc
 
 HEADING = re.compile(r"^### ([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2}) — (.+)$")
 LEVEL = re.compile(r"^Level: (MUST|SHOULD|MAY|RETIRED) "
-                   r"(?:· Since: Codex (\d+\.\d+\.\d+) )?· Evidence: (.+)$")
+                   r"(?:· Since: Codex (\d+\.\d+\.\d+) )?(?:· Layout: (v1|v2) )?"
+                   r"· Evidence: (.+)$")
 
 
 class SpecError(ValueError):
@@ -25,6 +26,7 @@ class Rule:
     evidence: str
     text: str = ""
     since: str | None = None  # the Codex release the rule begins in (None: the baseline)
+    layout: str | None = None  # the one memory layout the rule is about (None: both)
 
 
 def load_rules(path: Path | None = None) -> dict[str, Rule]:
@@ -40,12 +42,12 @@ def load_rules(path: Path | None = None) -> dict[str, Rule]:
         rule_id, title = heading.groups()
         level = LEVEL.match(lines[number + 1]) if number + 1 < len(lines) else None
         if level is None:
-            raise SpecError(f"{source}:{number + 2}: rule {rule_id} needs a "
-                            "`Level: … [· Since: Codex X.Y.Z] · Evidence: …` line")
+            raise SpecError(f"{source}:{number + 2}: rule {rule_id} needs a `Level: … "
+                            "[· Since: Codex X.Y.Z] [· Layout: v1|v2] · Evidence: …` line")
         if rule_id in rules:
             raise SpecError(f"{source}:{number + 1}: rule {rule_id} defined twice")
-        rules[rule_id] = Rule(rule_id, title, level.group(1), level.group(3),
-                              _prose(lines, number + 2), level.group(2))
+        rules[rule_id] = Rule(rule_id, title, level.group(1), level.group(4),
+                              _prose(lines, number + 2), level.group(2), level.group(3))
     return rules
 
 

@@ -22,7 +22,7 @@ from memref import (
     tokens,
     usage,
 )
-from memref.config import ConfigError, load_config
+from memref.config import CodexConfig, ConfigError, load_config
 from memref.injection import developer_fragments
 from memref.releases import DEFAULT as DEFAULT_RELEASE
 from memref.releases import Release
@@ -61,8 +61,12 @@ class OpError(Exception):
 class ReferenceAdapter:
     """Stateless apart from the seed given at `start`; follows one Codex release."""
 
-    def __init__(self, release: Release = DEFAULT_RELEASE) -> None:
+    def __init__(self, release: Release = DEFAULT_RELEASE, layout: str | None = None) -> None:
         self.release = release
+        self.layout = release.default_layout if layout is None else layout
+        if self.layout not in release.layouts:
+            raise ValueError(f"Codex {release.version} has no memory layout {self.layout!r} "
+                             f"(it has {', '.join(release.layouts)})")
         self.seed = 0
         self._ops: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "start": self.start,
@@ -75,9 +79,8 @@ class ReferenceAdapter:
             "citations.parse": self.citations_parse,
             "turn.message": self.turn_message,
             "turn.instructions": lambda args: {"developer_fragments": developer_fragments(
-                Path(args["home"]), load_config(Path(args["home"])))},
-            "turn.tools": lambda args: {"tools": tool_calls.offered(
-                load_config(Path(args["home"])))},
+                Path(args["home"]), self._config(args))},
+            "turn.tools": lambda args: {"tools": tool_calls.offered(self._config(args))},
             "tools.call": self.tools_call,
             "turn.event": self.turn_event,
             "stage1.claim": self.stage1_claim,
@@ -110,8 +113,17 @@ class ReferenceAdapter:
             "implementation": {"name": "memref", "version": __version__, "language": "python"},
             "protocol_version": PROTOCOL_VERSION,
             "capabilities": list(CAPABILITIES),
-            "follows": {"codex": self.release.version, "layout": "v1"},
+            "follows": {"codex": self.release.version, "layout": self.layout},
         }
+
+    @property
+    def pin_version(self) -> str | None:
+        """The layout given beside config.toml, like `-c memories.version=…`: only when it is
+        not the release's default (a home's own `version` still wins)."""
+        return None if self.layout == self.release.default_layout else self.layout
+
+    def _config(self, args: dict[str, Any]) -> CodexConfig:
+        return load_config(Path(args["home"]), self.release, self.pin_version)
 
     def _runtime(self, args: dict[str, Any]) -> Runtime:
         now_ms = args.get("now_ms")
@@ -124,13 +136,13 @@ class ReferenceAdapter:
         session = Session(thread_id=spec.get("resume_thread_id") or rt.uuid7(),
                           env=dict(args["env"]), source=spec["source"],
                           ephemeral=spec["ephemeral"], subagent=spec["subagent"])
-        run_startup(Path(args["home"]), session, rt, self.release)
+        run_startup(Path(args["home"]), session, rt, self.release, self.pin_version)
         # an ephemeral session records no thread of its own
         return {"session_thread_id": None if session.ephemeral else session.thread_id}
 
     def stage1_claim(self, args: dict[str, Any]) -> dict[str, Any]:
         rt = self._runtime(args)
-        con = store.open_memories_db(Path(args["home"]))
+        con = store.memories_db(Path(args["home"]), self._config(args))
         try:
             claim = jobs.claim_stage1(con, args["thread_id"], args["watermark"],
                                       worker=args["worker_id"], token=rt.uuid4(), now=rt.now,
@@ -142,7 +154,7 @@ class ReferenceAdapter:
     def stage1_finish(self, args: dict[str, Any]) -> dict[str, Any]:
         rt = self._runtime(args)
         thread, token, result = args["thread_id"], args["token"], args["result"]
-        con = store.open_memories_db(Path(args["home"]))
+        con = store.memories_db(Path(args["home"]), self._config(args))
         try:
             if result == "succeeded":
                 if "output" not in args or "watermark" not in args:
@@ -184,10 +196,9 @@ class ReferenceAdapter:
                 applied = jobs.global_failed(con, args["token"], args["reason"], now=rt.now)
         return {"applied": applied}
 
-    @staticmethod
     @contextmanager
-    def _memories(args: dict[str, Any]) -> Iterator[sqlite3.Connection]:
-        con = store.open_memories_db(Path(args["home"]))
+    def _memories(self, args: dict[str, Any]) -> Iterator[sqlite3.Connection]:
+        con = store.memories_db(Path(args["home"]), self._config(args))
         try:
             yield con
         finally:
@@ -213,26 +224,31 @@ class ReferenceAdapter:
                 updates = usage.record_usage(con, parsed["thread_ids"], rt.now)
         return {**parsed, "usage_updates": updates}
 
-    @staticmethod
-    def tools_call(args: dict[str, Any]) -> dict[str, Any]:
+    def tools_call(self, args: dict[str, Any]) -> dict[str, Any]:
         """Memory tool calls of one turn, in order."""
         home = Path(args["home"])
-        config = load_config(home)
-        root = memory_root(home).absolute()
+        config = self._config(args)
+        root = memory_root(home, config).absolute()
         return {"results": [tool_calls.call(config, root, c["name"], c["arguments"])
                             for c in args["calls"]]}
 
     def turn_event(self, args: dict[str, Any]) -> dict[str, Any]:
         home = Path(args["home"])
-        polluted = pollution.record_item(home, load_config(home), args["thread_id"],
+        polluted = pollution.record_item(home, self._config(args), args["thread_id"],
                                          args["item"], self._runtime(args).now)
         return {"polluted": polluted}
 
     def config_resolve(self, args: dict[str, Any]) -> dict[str, Any]:
-        config = load_config(Path(args["home"]), self.release)
+        config = self._config(args)
         memories = dataclasses.asdict(config.memories)
         memories["extract_model"] = config.extract_model
         memories["consolidation_model"] = config.consolidation_model
+        if len(self.release.layouts) > 1:
+            memories["version"] = config.layout.name
+        else:
+            del memories["version"], memories["dual_write"]
+        if not self.release.service_tier_key:
+            del memories["consolidation_service_tier"]
         return {"feature_memories": config.feature_memories, "memories": memories}
 
 
@@ -241,6 +257,9 @@ def _error(seq: Any, kind: str, message: str) -> dict[str, Any]:
 
 
 def factory(release: str | None = None) -> ReferenceAdapter:
-    """Entry point for `--impl python:memref.adapter:factory` (`ref@VERSION` passes the Codex
-    release to follow)."""
-    return ReferenceAdapter(DEFAULT_RELEASE if release is None else releases.get(release))
+    """Entry point for `--impl python:memref.adapter:factory` (`ref@VERSION[/LAYOUT]` passes
+    the Codex release to follow, and the memory layout when not the release's default)."""
+    if release is None:
+        return ReferenceAdapter()
+    version, _, layout = release.partition("/")
+    return ReferenceAdapter(releases.get(version), layout or None)

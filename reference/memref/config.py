@@ -2,16 +2,21 @@
 
 Rules: CFG-01 (keys and defaults), CFG-02 (clamps; negatives clamped for the signed keys,
 refused for the two unsigned ones), CFG-03 (alias and unknown keys), CFG-04 (a value of the
-wrong type, or an integer outside the signed 64-bit range, is an error naming the key).
+wrong type, or an integer outside the signed 64-bit range, is an error naming the key). The
+keys of later releases (`version`, `dual_write`, `consolidation_service_tier`) are read only
+for a release that has them (LAYOUT-01..LAYOUT-03, P2-AGENT-08).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memref.layout import V1, Layout
+from memref.layout import select as select_layouts
 from memref.releases import DEFAULT as DEFAULT_RELEASE
 from memref.releases import Release
 
@@ -66,6 +71,9 @@ class MemoriesConfig:
     min_rate_limit_remaining_percent: int = 25
     extract_model: str | None = None
     consolidation_model: str | None = None
+    version: str | None = None  # LAYOUT-01 (releases with two layouts)
+    dual_write: bool = False  # LAYOUT-02
+    consolidation_service_tier: str | None = None  # P2-AGENT-08 (0.171.0)
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,12 @@ class CodexConfig:
     provider: Provider | None = None
     memories: MemoriesConfig = field(default_factory=MemoriesConfig)
     release: Release = DEFAULT_RELEASE  # the Codex release whose behaviour applies
+    layout: Layout = V1  # where the read path and this pipeline run keep memories
+    write_layouts: tuple[Layout, ...] = (V1,)  # the layouts a startup runs
+
+    def for_layout(self, chosen: Layout) -> CodexConfig:
+        """This config with one layout's pipeline selected (a dual-write startup runs each)."""
+        return dataclasses.replace(self, layout=chosen)
 
     @property
     def extract_model(self) -> str:
@@ -87,11 +101,15 @@ class CodexConfig:
         return self.memories.consolidation_model or self.release.consolidation_model
 
 
-def load_config(home: Path, release: Release = DEFAULT_RELEASE) -> CodexConfig:
-    """Read `<home>/config.toml`; a missing file gives the defaults."""
+def load_config(home: Path, release: Release = DEFAULT_RELEASE,
+                pin_version: str | None = None) -> CodexConfig:
+    """Read `<home>/config.toml`; a missing file gives the defaults. `pin_version` is a
+    `memories.version` given beside the file (an adapter's choice), used when the file sets
+    none."""
     path = home / "config.toml"
     if not path.exists():
-        return CodexConfig(release=release)
+        return parse_config({}, source=str(path), release=release, home=home,
+                            pin_version=pin_version)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -100,15 +118,22 @@ def load_config(home: Path, release: Release = DEFAULT_RELEASE) -> CodexConfig:
         raise ConfigError(f"{path}: is a directory, not a file") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from exc
-    return parse_config(data, source=str(path), release=release)
+    return parse_config(data, source=str(path), release=release, home=home,
+                        pin_version=pin_version)
 
 
 def parse_config(data: dict[str, Any], source: str = "config.toml",
-                 release: Release = DEFAULT_RELEASE) -> CodexConfig:
+                 release: Release = DEFAULT_RELEASE, home: Path | None = None,
+                 pin_version: str | None = None) -> CodexConfig:
+    """`home` lets the layout depend on the folders there (LAYOUT-01)."""
     features = _table(data, "features", source)
     feature = features.get("memories", False)
     if not isinstance(feature, bool):
         raise ConfigError(f"{source}: features.memories must be a boolean, got {feature!r}")
+    memories = _memories(_table(data, "memories", source), source, release)
+    if memories.version is None and pin_version is not None and len(release.layouts) > 1:
+        memories = dataclasses.replace(memories, version=pin_version)
+    read, written = select_layouts(release, memories.version, memories.dual_write, home)
     return CodexConfig(
         feature_memories=feature,
         model=_opt_str(data, "model", source),
@@ -116,8 +141,10 @@ def parse_config(data: dict[str, Any], source: str = "config.toml",
         chatgpt_base_url=(_opt_str(data, "chatgpt_base_url", source)
                           or DEFAULT_CHATGPT_BASE_URL).rstrip("/"),
         provider=_provider(data, source),
-        memories=_memories(_table(data, "memories", source), source),
+        memories=memories,
         release=release,
+        layout=read,
+        write_layouts=written,
     )
 
 
@@ -166,14 +193,30 @@ def _provider(data: dict[str, Any], source: str) -> Provider | None:
                     stream_idle_timeout_ms=idle)
 
 
-def _memories(table: dict[str, Any], source: str) -> MemoriesConfig:
+def _release_keys(release: Release) -> frozenset[str]:
+    keys = set(MEMORIES_KEYS)
+    if len(release.layouts) > 1:
+        keys |= {"version", "dual_write"}
+    if release.service_tier_key:
+        keys.add("consolidation_service_tier")
+    return frozenset(keys)
+
+
+def _memories(table: dict[str, Any], source: str,
+              release: Release = DEFAULT_RELEASE) -> MemoriesConfig:
     values: dict[str, Any] = {}
+    known = _release_keys(release)
     for raw_key, value in table.items():
         key = ALIASES.get(raw_key, raw_key)
-        if key not in MEMORIES_KEYS:
+        if key not in known:
             continue  # CFG-03: unknown keys are ignored outside strict mode
         where = f"{source}: memories.{raw_key}"
-        if key in BOOL_KEYS:
+        if key == "version":  # LAYOUT-03: a bad value stops Codex even outside strict mode
+            if value not in release.layouts:
+                raise ConfigError(f"{where} must be one of "
+                                  f"{', '.join(map(repr, release.layouts))}, got {value!r}")
+            values[key] = value
+        elif key == "dual_write" or key in BOOL_KEYS:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where} must be a boolean, got {value!r}")
             values[key] = value

@@ -29,6 +29,6 @@ def developer_fragments(home: Path, config: CodexConfig) -> list[str]:
     """The memory fragments of a new turn: one when memories are on and there is a summary."""
     if not (config.feature_memories and config.memories.use_memories):
         return []
-    root = memory_root(home).absolute()
+    root = memory_root(home, config).absolute()
     summary = read_summary(root)
     return [] if summary is None else [memory_instructions(str(root), summary)]

@@ -41,7 +41,7 @@ def claim_jobs(home: Path, config: CodexConfig, session_thread: str, rt: Runtime
     state = store.open_state_db(home)
     if state is None:
         return []
-    memories = store.open_memories_db(home)
+    memories = store.memories_db(home, config)
     try:
         limit = config.memories.max_rollouts_per_startup
         claimed: list[Job] = []
@@ -88,7 +88,7 @@ def run_job(home: Path, config: CodexConfig, job: Job, session_thread: str, rt: 
             env: dict[str, str]) -> str:
     """One extraction; returns `with_output`, `no_output` or `failed`."""
     thread = job.candidate.id
-    con = store.open_memories_db(home)
+    con = store.memories_db(home, config)
     try:
         try:
             if config.provider is None:

@@ -66,7 +66,7 @@ def artifacts_problem(root: Path) -> str | None:
 def run_phase2(home: Path, root: Path, config: CodexConfig, session_thread: str, rt: Runtime,
                env: dict[str, str]) -> str:
     """One consolidation attempt; returns its status label."""
-    con = store.open_memories_db(home)
+    con = store.memories_db(home, config)
     try:
         token = rt.uuid4()
         try:

@@ -27,18 +27,18 @@ def record_item(home: Path, config: CodexConfig, thread_id: str, item: dict[str,
     """Handle one completed item of a turn; whether the thread became polluted."""
     if not (config.memories.disable_on_external_context and brings_external_context(item)):
         return False
-    return mark_polluted(home, thread_id, now)
+    return mark_polluted(home, config, thread_id, now)
 
 
-def mark_polluted(home: Path, thread_id: str, now: int) -> bool:
+def mark_polluted(home: Path, config: CodexConfig, thread_id: str, now: int) -> bool:
     """Set `memory_mode = 'polluted'`; if the last consolidation selected the thread, enqueue
     the consolidation job (even when the thread was already polluted)."""
     state = store.open_state_db(home)
     if state is None:
         return False
     try:
-        if (home / store.MEMORIES_DB).is_file():
-            memories = store.open_memories_db(home)
+        if config.layout.db(home).is_file():
+            memories = store.memories_db(home, config)
             try:
                 with immediate(memories):
                     row = memories.execute("SELECT selected_for_phase2 FROM stage1_outputs"

@@ -1,5 +1,6 @@
-"""One startup of the memories pipeline on a Codex home (START-01..START-03): guards, memory
-root, extension seed, retention, rate-limit guard, Phase 1, then Phase 2."""
+"""One startup of the memories pipeline on a Codex home (START-01..START-03): guards, then for
+each layout the config selects (LAYOUT-02): memory root, extension seed, retention, rate-limit
+guard, Phase 1, then Phase 2."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ class StartupResult:
     phase2: str | None = None
 
 
-def memory_root(home: Path) -> Path:
-    return home / "memories"
+def memory_root(home: Path, config: CodexConfig) -> Path:
+    return config.layout.root(home)
 
 
 def root_problem(root: Path) -> str | None:
@@ -70,13 +71,32 @@ def guard(config: CodexConfig, session: Session, home: Path) -> str | None:
 
 
 def run_startup(home: Path, session: Session, rt: Runtime,
-                release: Release = DEFAULT_RELEASE) -> StartupResult:
-    config = load_config(home, release)
+                release: Release = DEFAULT_RELEASE, pin_version: str | None = None
+                ) -> StartupResult:
+    """`pin_version`: a `memories.version` given beside config.toml (see `load_config`)."""
+    config = load_config(home, release, pin_version)
     reason = guard(config, session, home)
     if reason is not None:
         log.info("memories startup skipped: %s", reason)
         return StartupResult(ran=False, skipped_reason=reason)
-    root = memory_root(home)
+    results = [run_layout(home, session, rt, config.for_layout(chosen))
+               for chosen in config.write_layouts]
+    return results[0] if len(results) == 1 else _merged(results)
+
+
+def _merged(results: list[StartupResult]) -> StartupResult:
+    """One result for the layouts of a dual-write startup, each step named by its layout."""
+    return StartupResult(ran=any(r.ran for r in results),
+                         skipped_reason=next((r.skipped_reason for r in results
+                                              if r.skipped_reason), None),
+                         steps=[step for r in results for step in r.steps],
+                         phase1=results[0].phase1, phase2=results[0].phase2)
+
+
+def run_layout(home: Path, session: Session, rt: Runtime, config: CodexConfig
+               ) -> StartupResult:
+    """The pipeline of one layout: its root, its DB, its two phases."""
+    root = memory_root(home, config)
     problem = root_problem(root)
     if problem is not None:
         log.warning("memories startup skipped: %s", problem)
@@ -86,7 +106,7 @@ def run_startup(home: Path, session: Session, rt: Runtime,
     result.steps.append("root")
     if seed_ad_hoc_instructions(root):
         result.steps.append("seed_extensions")
-    memories = store.open_memories_db(home)
+    memories = store.memories_db(home, config)
     try:
         pruned = prune_stage1_outputs(memories, max_unused_days=config.memories.max_unused_days,
                                       now=rt.now)

@@ -1,15 +1,20 @@
-"""The two SQLite files of a Codex home, in Codex 0.144.6's on-disk schema (DM-01..DM-03)."""
+"""The SQLite files of a Codex home, in Codex's on-disk schema (DM-01..DM-03): the state DB, and
+the memories DB of the layout in use (LAYOUT-01), migrated to the release's schema."""
 
 from __future__ import annotations
 
 import sqlite3
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memconform.resources import codex_schema_statements
+from memref.layout import V1, Layout
+
+if TYPE_CHECKING:
+    from memref.config import CodexConfig
 
 STATE_DB = "state_5.sqlite"
-MEMORIES_DB = "memories_1.sqlite"
 BUSY_TIMEOUT_S = 30.0
 WAL_ATTEMPTS = 200
 WAL_RETRY_S = 0.05
@@ -76,16 +81,41 @@ def open_state_db(home: Path) -> sqlite3.Connection | None:
     return con
 
 
-def open_memories_db(home: Path) -> sqlite3.Connection:
-    """The memories DB, created with Codex's schema on first use."""
-    path = home / MEMORIES_DB
+def ensure_progress_table(con: sqlite3.Connection) -> None:
+    """Migration 2 of the memories DB (P2-PROG-01): `consolidation_progress` with its one row,
+    added in place to a DB of the 0.144.6 schema."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        if not _has_table(con, "consolidation_progress"):
+            for statement in codex_schema_statements("memories_1", "0.155.0"):
+                if "consolidation_progress" in statement or "VALUES(2," in statement:
+                    con.execute(statement)
+        con.execute("INSERT OR IGNORE INTO consolidation_progress (singleton) VALUES (1)")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def open_memories_db(home: Path, layout: Layout = V1, progress: bool = False
+                     ) -> sqlite3.Connection:
+    """The layout's memories DB, created with Codex's schema on first use; with `progress`
+    (releases from 0.155.0), migrated to include `consolidation_progress`."""
+    path = layout.db(home)
     try:
         con = connect(path)
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{path}: {exc}") from exc
     try:
         ensure_schema(con, "memories_1", "stage1_outputs")
+        if progress:
+            ensure_progress_table(con)
     except (sqlite3.DatabaseError, StoreError) as exc:
         con.close()
         raise StoreError(f"{path}: {exc}") from exc
     return con
+
+
+def memories_db(home: Path, config: CodexConfig) -> sqlite3.Connection:
+    """The memories DB of the config's layout, in its release's schema."""
+    return open_memories_db(home, config.layout, config.release.consolidation_progress)

@@ -6,7 +6,7 @@
   thread), reading the developer message and tools of its model request, or scripting the
   model to call the memory tools and reading back each call's output.
 - `turn.message`: one session whose model answers with the text; the usage write is read from
-  `memories_1.sqlite`, the visible text from the session's output and the citation from its
+  the layout's memories DB, the visible text from the session's output and the citation from its
   rollout. The memories feature is switched off for this session only (usage is recorded
   regardless) so that no startup pipeline runs beside the turn.
 - `turn.event`: the thread is resumed with the feature off and the item in its model answer.
@@ -31,6 +31,7 @@ from memconform.codex import session
 from memconform.codex.binary import CodexBinaryError, locate
 from memconform.codex.front import Front, Turn
 from memconform.codex.releases import Release
+from memconform.home import LAYOUT_PATHS
 from memconform.mockmodel import message_item
 
 PROTOCOL_VERSION = 1
@@ -39,7 +40,7 @@ CAPABILITIES = ("startup", "agent.apply_patch", "turn.instructions", "turn.messa
 SUMMARY_BEGINS = "========= MEMORY_SUMMARY BEGINS ========="
 FEATURE_OFF = ["-c", "features.memories=false"]
 CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
-DRIVEN_LAYOUTS = ("v1",)  # the layouts memconform's checks are written for
+DRIVEN_LAYOUTS = ("v1", "v2")  # the layouts memconform's checks are written for
 
 
 class Unserved(Exception):
@@ -192,11 +193,11 @@ class CodexAdapter:
 
     def turn_message(self, args: dict[str, Any]) -> dict[str, Any]:
         home = Path(args["home"])
-        before = _usage(home)
+        before = _usage(home, self.layout)
         result = self._run(home, [*FEATURE_OFF, "memconform message"],
                            Turn([[message_item(args["text"])]]))
         _require_success(result)
-        after = _usage(home)
+        after = _usage(home, self.layout)
         updates = sum(count - before.get(tid, 0) for tid, count in after.items())
         messages = result.agent_messages()
         reply: dict[str, Any] = {"visible_text": messages[-1] if messages else "",
@@ -278,8 +279,8 @@ def _tool_result(text: str) -> dict[str, Any]:
     return {"output": value} if isinstance(value, dict) else {"error": text}
 
 
-def _usage(home: Path) -> dict[str, int]:
-    path = home / "memories_1.sqlite"
+def _usage(home: Path, layout: str) -> dict[str, int]:
+    path = home / LAYOUT_PATHS[layout][1]
     if not path.exists():
         return {}
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)

@@ -77,21 +77,28 @@ def memories_table(home: Path) -> dict[str, Any]:
     return table if isinstance(table, dict) else {}
 
 
-def jobs(home: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
-    """The `jobs` rows of memories_1.sqlite as they stand (empty when there is no DB yet)."""
-    path = home / "memories_1.sqlite"
-    if not path.exists():
-        return {}
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+MEMORIES_DBS = ("memories_1.sqlite", "memories_v2_1.sqlite")  # layouts v1 and v2
+
+
+def jobs(home: Path) -> dict[tuple[str, str, str], tuple[Any, ...]]:
+    """The `jobs` rows of both layouts' memories DBs as they stand, keyed by (DB file, kind,
+    job key); a DB not created or not migrated yet has none."""
+    found: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+    for name in MEMORIES_DBS:
+        path = home / name
+        if not path.exists():
+            continue
         try:
-            rows = con.execute("SELECT kind, job_key, status, ownership_token, finished_at,"
-                               " retry_at FROM jobs").fetchall()
-        finally:
-            con.close()
-    except sqlite3.OperationalError:  # created but not migrated yet
-        return {}
-    return {(r[0], r[1]): tuple(r[2:]) for r in rows}
+            con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+            try:
+                rows = con.execute("SELECT kind, job_key, status, ownership_token, "
+                                   "finished_at, retry_at FROM jobs").fetchall()
+            finally:
+                con.close()
+        except sqlite3.OperationalError:  # created but not migrated yet
+            continue
+        found.update({(name, r[0], r[1]): tuple(r[2:]) for r in rows})
+    return found
 
 
 class Settling:

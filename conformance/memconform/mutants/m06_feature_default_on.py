@@ -1,5 +1,6 @@
 """The memories feature defaults to on when config.toml does not mention it."""
 
+from pathlib import Path
 from typing import Any
 
 from memconform.mutants import Mutant, patch
@@ -13,10 +14,11 @@ _original = config.parse_config
 
 
 def _parse(data: dict[str, Any], source: str = "config.toml",
-           release: Release = DEFAULT) -> config.CodexConfig:
+           release: Release = DEFAULT, home: Path | None = None,
+           pin_version: str | None = None) -> config.CodexConfig:
     features = dict(data.get("features") or {})
     features.setdefault("memories", True)
-    return _original({**data, "features": features}, source, release)
+    return _original({**data, "features": features}, source, release, home, pin_version)
 
 
 def factory() -> ReferenceAdapter:

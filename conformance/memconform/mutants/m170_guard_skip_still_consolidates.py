@@ -15,11 +15,13 @@ _original = startup.run_startup
 
 
 def run_startup(home: Path, session: startup.Session, rt: Runtime,
-                release: Release = DEFAULT) -> startup.StartupResult:
-    result = _original(home, session, rt, release)
+                release: Release = DEFAULT, pin_version: str | None = None
+                ) -> startup.StartupResult:
+    result = _original(home, session, rt, release, pin_version)
     if result.skipped_reason == "rate_limited":
         # the bug: the guard's skip is read as "no extraction" rather than "no pipeline"
-        result.phase2 = run_phase2(home, startup.memory_root(home), load_config(home, release),
+        config = load_config(home, release, pin_version)
+        result.phase2 = run_phase2(home, startup.memory_root(home, config), config,
                                    session.thread_id, rt, session.env)
     return result
 

@@ -4,12 +4,11 @@ from pathlib import Path
 
 from memconform.mutants import Mutant, patch
 from memref import adapter, startup, store
-from memref.config import load_config
+from memref.config import CodexConfig
 from memref.extensions import seed_ad_hoc_instructions
 from memref.guard import rate_limits_ok
 from memref.phase1 import run_phase1
 from memref.phase2 import run_phase2
-from memref.releases import DEFAULT, Release
 from memref.retention import prune_stage1_outputs
 from memref.runtime import Runtime
 
@@ -17,14 +16,10 @@ MUTANT = Mutant("m171-guard-before-pruning", __doc__ or "",
                 ("p1.guard.skip-state[over-threshold-skips]",))
 
 
-def run_startup(home: Path, session: startup.Session, rt: Runtime,
-                release: Release = DEFAULT) -> startup.StartupResult:
-    config = load_config(home, release)
-    reason = startup.guard(config, session, home)
-    if reason is not None:
-        return startup.StartupResult(ran=False, skipped_reason=reason)
+def run_layout(home: Path, session: startup.Session, rt: Runtime,
+               config: CodexConfig) -> startup.StartupResult:
     result = startup.StartupResult(ran=True)
-    root = startup.memory_root(home)
+    root = startup.memory_root(home, config)
     root.mkdir(parents=True, exist_ok=True)
     result.steps.append("root")
     if seed_ad_hoc_instructions(root):
@@ -33,7 +28,7 @@ def run_startup(home: Path, session: startup.Session, rt: Runtime,
     if not rate_limits_ok(home, config):
         result.skipped_reason = "rate_limited"
         return result
-    memories = store.open_memories_db(home)
+    memories = store.memories_db(home, config)
     try:
         prune_stage1_outputs(memories, max_unused_days=config.memories.max_unused_days,
                              now=rt.now)
@@ -45,5 +40,5 @@ def run_startup(home: Path, session: startup.Session, rt: Runtime,
 
 
 def factory() -> adapter.ReferenceAdapter:
-    patch(adapter, "run_startup", run_startup)
+    patch(startup, "run_layout", run_layout)
     return adapter.ReferenceAdapter()

@@ -17,17 +17,18 @@ _original = startup.run_startup
 
 
 def run_startup(home: Path, session: startup.Session, rt: Runtime,
-                release: Release = DEFAULT) -> startup.StartupResult:
-    config = load_config(home, release)
-    if startup.guard(config, session, home) is not None and (home / store.MEMORIES_DB).is_file():
+                release: Release = DEFAULT, pin_version: str | None = None
+                ) -> startup.StartupResult:
+    config = load_config(home, release, pin_version)
+    if startup.guard(config, session, home) is not None and config.layout.db(home).is_file():
         # the bug: retention is housekeeping done before the early-exit guards
-        memories = store.open_memories_db(home)
+        memories = store.memories_db(home, config)
         try:
             prune_stage1_outputs(memories, max_unused_days=config.memories.max_unused_days,
                                  now=rt.now)
         finally:
             memories.close()
-    return _original(home, session, rt, release)
+    return _original(home, session, rt, release, pin_version)
 
 
 def factory() -> adapter.ReferenceAdapter:

@@ -18,11 +18,12 @@ _original = startup.run_startup
 
 
 def run_startup(home: Path, session: startup.Session, rt: Runtime,
-                release: Release = DEFAULT) -> startup.StartupResult:
-    config = load_config(home, release)
+                release: Release = DEFAULT, pin_version: str | None = None
+                ) -> startup.StartupResult:
+    config = load_config(home, release, pin_version)
     if startup.guard(config, session, home) is not None:
         rate_limits_ok(home, config)  # the bug: asked whatever the guards say
-    return _original(home, session, rt, release)
+    return _original(home, session, rt, release, pin_version)
 
 
 def factory() -> adapter.ReferenceAdapter:

@@ -16,7 +16,7 @@ MUTANT = Mutant("m86-injection-ignores-use-memories", __doc__ or "",
 def developer_fragments(home: Path, config: CodexConfig) -> list[str]:
     if not config.feature_memories:
         return []
-    root = memory_root(home).absolute()
+    root = memory_root(home, config).absolute()
     summary = injection.read_summary(root)
     return [] if summary is None else [memory_instructions(str(root), summary)]
 
