@@ -153,7 +153,7 @@ def reference_results(tmp_path: Path, case: dict[str, Any]) -> list[dict[str, An
     home = CodexHome(tmp_path / "codex-home", now_ms=1_780_000_000_000,
                      model_base_url="http://127.0.0.1:9/v1")
     home.write_config(memories={"dedicated_tools": True})
-    tree = Tree(home.path)
+    tree = Tree(home.memory_root)
     tree.build(case_tree(case, FIXTURE["trees"]))
     calls = [{"name": c["name"], "arguments": tree.substitute(
         c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"]))}

@@ -101,7 +101,7 @@ def write(out: Path, record: dict[str, Any], *, transcript: list[dict[str, Any]]
     if home is not None:
         (target / "home-after.txt").write_text(describe_home(home, normalize),
                                                encoding="utf-8")
-        memories = home / "memories"
-        if memories.is_dir():
-            shutil.copytree(memories, target / "memories", symlinks=True)
+        for folder in ("memories", "memories_v2"):  # the memory roots of layouts v1 and v2
+            if (home / folder).is_dir():
+                shutil.copytree(home / folder, target / folder, symlinks=True)
     return target

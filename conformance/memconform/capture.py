@@ -117,7 +117,9 @@ def state(home: Path | None, model: Any, transcript: list[dict[str, Any]], *,
         for path in sorted(home.glob("*.sqlite")):
             db[path.name] = _rows(path)
         files = _files(home / "memories")
-        commit = _commit(home / "memories")
+        files.update({f"memories_v2/{name}": text  # layout v2's root, when there is one
+                      for name, text in _files(home / "memories_v2").items()})
+        commit = _commit(home / "memories") or _commit(home / "memories_v2")
     requests: dict[str, Any] = {}
     if model is not None:
         for r in sorted(model.requests, key=lambda r: r.seq):

@@ -48,20 +48,22 @@ def _default_expectations(impl: str) -> Path | None:
     if head != "codex" and not head.startswith(("codex@", "codex/")):
         return None
     try:
-        version, _, path = binary.parse_spec(impl)
+        version, layout, path = binary.parse_spec(impl)
         if path is not None or (version is None and os.environ.get(binary.BIN_ENV)):
             _, release = binary.locate(path, version)  # what the binary reports
         else:
             release = releases.get(version or releases.DEFAULT)
     except (binary.CodexBinaryError, releases.ReleaseError) as exc:
         raise click.UsageError(str(exc)) from None
-    if release.expectations is None:
-        console.print(f"no bundled expectations for Codex {release.version} yet: every "
-                      f"divergence from the rules shows as a fail")
+    layout = layout or "v1"
+    bundled = release.expectations_for(layout)
+    if bundled is None:
+        console.print(f"no bundled expectations for Codex {release.version} (layout {layout}) "
+                      f"yet: every divergence from the rules shows as a fail")
         return None
-    found = resources.doc(release.expectations)
-    console.print(f"using the bundled expectations for Codex {release.version}: "
-                  f"{escape(str(found))}")
+    found = resources.doc(bundled)
+    console.print(f"using the bundled expectations for Codex {release.version} (layout "
+                  f"{layout}): {escape(str(found))}")
     return found
 
 

@@ -268,6 +268,23 @@ class CodexHome:
             create_db(self.memories_db, "memories_1")  # memories_v2_1 has the same schema
         return self.memories_db
 
+    def set_consolidation_progress(self, max_thread_count: int) -> None:
+        """Migrate the memories DB as Codex 0.155.0 does (migration 2: the one-row
+        `consolidation_progress` table) and set its count."""
+        db = self.ensure_memories_db()
+        con = sqlite3.connect(db, timeout=30)
+        try:
+            with con:
+                if not con.execute("SELECT 1 FROM sqlite_master WHERE name = "
+                                   "'consolidation_progress'").fetchone():
+                    for statement in codex_schema_statements("memories_1", "0.155.0"):
+                        if "consolidation_progress" in statement or "VALUES(2," in statement:
+                            con.execute(statement)
+                con.execute("INSERT OR REPLACE INTO consolidation_progress (singleton, "
+                            "max_thread_count) VALUES (1, ?)", (max_thread_count,))
+        finally:
+            con.close()
+
     def add_stage1_output(self, thread_id: str, **columns: Any) -> None:
         self.add_stage1_outputs([{"thread_id": thread_id, **columns}])
 

@@ -31,7 +31,7 @@ KINDS = ("stage1", "consolidation", "main")
 ARTIFACTS_CALL_ID = "memconform_artifacts"
 # What a consolidation agent of Codex 0.155.0 and later must leave (P2-RUN-08): MEMORY.md, and
 # a memory_summary.md whose first line is `v1` (with the four sections a v2 summary needs); in
-# the v2 layout only the summary (P2-V2-05)
+# the v2 layout only the summary (P2-V2-02)
 ARTIFACTS = {
     "MEMORY.md": "# Memory\n\nKept by the memconform mock agent.\n",
     "memory_summary.md": "v1\n## User Profile\n- mock\n## User preferences\n- mock\n"
@@ -85,6 +85,7 @@ class Reply:
     reset: bool = False
     stall_s: float = 0.0
     probe: Callable[[], None] | None = None
+    exact: bool = False  # sent as scripted, never fitted to the request's schema
 
     def after(self, delay_s: float) -> Reply:
         return dataclasses.replace(self, delay_s=delay_s)
@@ -107,9 +108,11 @@ def message(text: str) -> Reply:
     return Reply(items=(message_item(text),))
 
 
-def json_output(value: Any) -> Reply:
-    """An assistant message whose text is `value` serialized as JSON (a stage-1 answer)."""
-    return message(value if isinstance(value, str) else json.dumps(value))
+def json_output(value: Any, *, exact: bool = False) -> Reply:
+    """An assistant message whose text is `value` serialized as JSON (a stage-1 answer);
+    `exact`: sent as it is, whatever schema the request asks for."""
+    reply = message(value if isinstance(value, str) else json.dumps(value))
+    return dataclasses.replace(reply, exact=exact)
 
 
 def function_call(name: str, arguments: Any, call_id: str = "call_1") -> Reply:
@@ -219,7 +222,7 @@ def schema_fields(body: Any) -> frozenset[str] | None:
 
 def fit_to_schema(reply: Reply, fields: frozenset[str] | None) -> Reply:
     """`reply` without `raw_memory` in its JSON-object messages when the schema lacks it."""
-    if fields is None or "raw_memory" in fields or not reply.items:
+    if fields is None or "raw_memory" in fields or not reply.items or reply.exact:
         return reply
     items = []
     for item in reply.items:

@@ -17,11 +17,12 @@ def text_of(value: str | dict[str, Any]) -> str:
 
 
 class Tree:
-    """A memory root (`<home>/memories`) and its outside folder (`<home>/outside`)."""
+    """A memory root (`<home>/memories`, or `memories_v2` in layout v2) and its outside
+    folder beside it (`<home>/outside`)."""
 
-    def __init__(self, home: Path) -> None:
-        self.root = (home / "memories").absolute()
-        self.outside = (home / "outside").absolute()
+    def __init__(self, root: Path) -> None:
+        self.root = root.absolute()
+        self.outside = (root.parent / "outside").absolute()
 
     def substitute(self, text: str) -> str:
         return text.replace("{root}", str(self.root)).replace("{outside}", str(self.outside))

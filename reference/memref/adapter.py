@@ -63,7 +63,7 @@ class ReferenceAdapter:
 
     def __init__(self, release: Release = DEFAULT_RELEASE, layout: str | None = None) -> None:
         self.release = release
-        self.layout = release.default_layout if layout is None else layout
+        self.layout = "v1" if layout is None else layout
         if self.layout not in release.layouts:
             raise ValueError(f"Codex {release.version} has no memory layout {self.layout!r} "
                              f"(it has {', '.join(release.layouts)})")
@@ -118,9 +118,9 @@ class ReferenceAdapter:
 
     @property
     def pin_version(self) -> str | None:
-        """The layout given beside config.toml, like `-c memories.version=…`: only when it is
-        not the release's default (a home's own `version` still wins)."""
-        return None if self.layout == self.release.default_layout else self.layout
+        """The layout given beside config.toml, like the Codex adapter's
+        `-c memories.version=…` (a home's own `version` still wins)."""
+        return self.layout if len(self.release.layouts) > 1 else None
 
     def _config(self, args: dict[str, Any]) -> CodexConfig:
         return load_config(Path(args["home"]), self.release, self.pin_version)
@@ -258,7 +258,7 @@ def _error(seq: Any, kind: str, message: str) -> dict[str, Any]:
 
 def factory(release: str | None = None) -> ReferenceAdapter:
     """Entry point for `--impl python:memref.adapter:factory` (`ref@VERSION[/LAYOUT]` passes
-    the Codex release to follow, and the memory layout when not the release's default)."""
+    the Codex release to follow and the memory layout to use, v1 unless named)."""
     if release is None:
         return ReferenceAdapter()
     version, _, layout = release.partition("/")

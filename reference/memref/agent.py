@@ -42,6 +42,7 @@ class AgentRun:
     model: str
     prompt: str
     thread_id: str
+    service_tier: str | None = None  # AGENT-05
 
 
 def run_tool(root: Path, name: str, payload: str) -> str:
@@ -92,6 +93,8 @@ def run_agent(provider: Provider, root: Path, run: AgentRun, env: dict[str, str]
                 "parallel_tool_calls": False, "reasoning": {"effort": "medium"},
                 "text": {"verbosity": "low"}, "store": False, "stream": True,
                 "prompt_cache_key": run.thread_id}
+        if run.service_tier is not None:
+            body["service_tier"] = run.service_tier
         try:
             reply = stream_response(provider, body, env=env, headers=headers)
         except ModelError as exc:

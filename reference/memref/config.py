@@ -4,7 +4,7 @@ Rules: CFG-01 (keys and defaults), CFG-02 (clamps; negatives clamped for the sig
 refused for the two unsigned ones), CFG-03 (alias and unknown keys), CFG-04 (a value of the
 wrong type, or an integer outside the signed 64-bit range, is an error naming the key). The
 keys of later releases (`version`, `dual_write`, `consolidation_service_tier`) are read only
-for a release that has them (LAYOUT-01..LAYOUT-03, P2-AGENT-08).
+for a release that has them (LAYOUT-01..LAYOUT-03, AGENT-05).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class MemoriesConfig:
     consolidation_model: str | None = None
     version: str | None = None  # LAYOUT-01 (releases with two layouts)
     dual_write: bool = False  # LAYOUT-02
-    consolidation_service_tier: str | None = None  # P2-AGENT-08 (0.171.0)
+    consolidation_service_tier: str | None = None  # AGENT-05 (0.171.0)
 
 
 @dataclass(frozen=True)

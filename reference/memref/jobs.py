@@ -249,6 +249,11 @@ def global_succeeded(con: sqlite3.Connection, token: str, completed_watermark: i
             "UPDATE stage1_outputs SET selected_for_phase2 = 1,"
             " selected_for_phase2_source_updated_at = source_updated_at"
             " WHERE thread_id = ? AND source_updated_at = ?", selected)
+        if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                       " AND name = 'consolidation_progress'").fetchone():
+            # P2-PROG-01: the most threads one successful consolidation has used
+            con.execute("UPDATE consolidation_progress SET max_thread_count ="
+                        " max(max_thread_count, ?) WHERE singleton = 1", (len(selected),))
     return True
 
 

@@ -101,8 +101,9 @@ def render_raw_memories(selected: list[Selected]) -> str:
     return "".join(parts)
 
 
-def sync_inputs(root: Path, selected: list[Selected]) -> None:
-    """Prune summaries no longer selected, write the selected ones, then `raw_memories.md`."""
+def sync_inputs(root: Path, selected: list[Selected], raw_memories: bool = True) -> None:
+    """Prune summaries no longer selected, write the selected ones, then `raw_memories.md`
+    (layout v1 only: `raw_memories`, P2-V2-01)."""
     summaries = root / SUMMARIES_DIR
     summaries.mkdir(parents=True, exist_ok=True)
     remove_leftovers(root)
@@ -116,4 +117,5 @@ def sync_inputs(root: Path, selected: list[Selected]) -> None:
                 log.warning("could not remove stale rollout summary %s: %s", entry, exc)
     for memory in selected:
         write_atomic(summaries / f"{stem_of(memory)}.md", render_summary(memory))
-    write_atomic(root / RAW_MEMORIES, render_raw_memories(selected))
+    if raw_memories:
+        write_atomic(root / RAW_MEMORIES, render_raw_memories(selected))

@@ -12,14 +12,21 @@ from typing import Any
 from memref import jobs, store
 from memref.candidates import Candidate, scan
 from memref.config import CodexConfig
-from memref.prompts import STAGE1_INSTRUCTIONS, stage1_user_message
+from memref.prompts import (
+    STAGE1_INSTRUCTIONS,
+    STAGE1_INSTRUCTIONS_V2,
+    stage1_input_v2,
+    stage1_user_message,
+)
 from memref.responses import ModelError, stream_response
-from memref.rollout_input import RolloutError, load_items, render
+from memref.rollout_input import RolloutError, load_items, render, render_rows
 from memref.runtime import Runtime
-from memref.stage1_output import OUTPUT_SCHEMA, OutputError, parse
+from memref.stage1_output import OUTPUT_SCHEMA, OUTPUT_SCHEMA_V2, OutputError, parse, parse_v2
+from memref.truncate import split_bytes
 
 log = logging.getLogger(__name__)
 CONCURRENCY = 8
+INPUT_PIECE_MAX_BYTES = 8_900  # P1-V2-04: layout v2 sends its input in pieces this size
 
 
 @dataclass
@@ -63,14 +70,29 @@ def claim_jobs(home: Path, config: CodexConfig, session_thread: str, rt: Runtime
         memories.close()
 
 
-def request_body(config: CodexConfig, job: Job, conversation: str,
+def _user(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def request_body(config: CodexConfig, job: Job, items: list[dict[str, Any]],
                  session_thread: str) -> dict[str, Any]:
-    prompt = stage1_user_message(job.candidate.rollout_path, job.candidate.cwd, conversation)
+    """Layout v1: the prompt as instructions and one user message; layout v2: the prompt as a
+    developer message and the input cut into user messages (P1-V2-01, P1-V2-04)."""
+    path, cwd = job.candidate.rollout_path, job.candidate.cwd
+    if config.layout.name == "v2":
+        text = stage1_input_v2(path, cwd, render_rows(items, config.model_context_window))
+        head: dict[str, Any] = {"input": [
+            {"type": "message", "role": "developer",
+             "content": [{"type": "input_text", "text": STAGE1_INSTRUCTIONS_V2}]},
+            *(_user(piece) for piece in split_bytes(text, INPUT_PIECE_MAX_BYTES))]}
+        schema = OUTPUT_SCHEMA_V2
+    else:
+        prompt = stage1_user_message(path, cwd, render(items, config.model_context_window))
+        head = {"instructions": STAGE1_INSTRUCTIONS, "input": [_user(prompt)]}
+        schema = OUTPUT_SCHEMA
     return {
         "model": config.extract_model,
-        "instructions": STAGE1_INSTRUCTIONS,
-        "input": [{"type": "message", "role": "user",
-                   "content": [{"type": "input_text", "text": prompt}]}],
+        **head,
         "tools": [],
         "tool_choice": "auto",
         "parallel_tool_calls": False,
@@ -80,7 +102,7 @@ def request_body(config: CodexConfig, job: Job, conversation: str,
         "prompt_cache_key": session_thread,
         "text": {"verbosity": "medium", "format": {
             "type": "json_schema", "name": "codex_output_schema", "strict": True,
-            "schema": OUTPUT_SCHEMA}},
+            "schema": schema}},
     }
 
 
@@ -94,17 +116,18 @@ def run_job(home: Path, config: CodexConfig, job: Job, session_thread: str, rt: 
             if config.provider is None:
                 raise ModelError("no model_provider configured")
             items = load_items(Path(job.candidate.rollout_path))
-            body = request_body(config, job, render(items, config.model_context_window),
-                                session_thread)
+            body = request_body(config, job, items, session_thread)
             headers = {"session-id": session_thread, "thread-id": session_thread,
                        "x-codex-turn-metadata": json.dumps({"request_kind": "memory"})}
             reply = stream_response(config.provider, body, env=env, headers=headers)
-            output = parse(reply.output_text()).redacted()
+            v2 = config.layout.name == "v2"
+            output = parse_v2(reply.output_text()) if v2 else \
+                parse(reply.output_text()).redacted()
         except (RolloutError, ModelError, OutputError) as exc:
             log.warning("Phase 1 job failed for thread %s: %s", thread, exc)
             jobs.failed(con, thread, job.token, str(exc), now=rt.now)
             return "failed"
-        if output.is_empty:
+        if output.is_empty_v2 if v2 else output.is_empty:
             done = jobs.succeeded_no_output(con, thread, job.token, now=rt.now)
             return "no_output" if done else "failed"
         done = jobs.succeeded(con, thread, job.token, job.candidate.watermark, output,

@@ -13,7 +13,7 @@ from memref.agent import AgentError, AgentRun, LostOwnership, run_agent
 from memref.config import CodexConfig
 from memref.extensions import prune_resources
 from memref.materialize import sync_inputs
-from memref.prompts import consolidation_prompt
+from memref.prompts import consolidation_prompt, consolidation_prompt_v2
 from memref.runtime import Runtime
 from memref.selection import Selected, select
 
@@ -49,17 +49,32 @@ def _load(home: Path, memories: sqlite3.Connection, config: CodexConfig, now: in
         state.close()
 
 
-def artifacts_problem(root: Path) -> str | None:
-    """What is wrong with the files the agent left (P2-RUN-08); None when they are valid."""
-    if not (root / "MEMORY.md").is_file():
+SUMMARY_HEADINGS_V2 = ("## User Profile", "## User preferences", "## General Tips",
+                      "## What's in Memory")
+SUMMARY_MAX_BYTES_V2 = 10_000  # P2-V2-02: a valid summary is shorter than this
+SERVICE_TIERS = frozenset({"flex", "priority"})  # AGENT-05: others are not sent
+
+
+def artifacts_problem(root: Path, layout: str = "v1") -> str | None:
+    """What is wrong with the files the agent left (P2-RUN-08; layout v2: P2-V2-02); None
+    when they are valid."""
+    if layout == "v1" and not (root / "MEMORY.md").is_file():
         return "MEMORY.md is missing"
     try:
-        with (root / "memory_summary.md").open("rb") as handle:
-            first = handle.readline()
+        data = (root / "memory_summary.md").read_bytes()
     except OSError as exc:
         return f"memory_summary.md cannot be read: {exc.strerror}"
-    if first.rstrip(b"\n") != b"v1":
+    first = data.split(b"\n", 1)[0]
+    if layout == "v1":
+        return None if first == b"v1" else "memory_summary.md does not start with the line v1"
+    if first.removesuffix(b"\r") != b"v1":
         return "memory_summary.md does not start with the line v1"
+    if len(data) >= SUMMARY_MAX_BYTES_V2:
+        return f"memory_summary.md has {len(data)} bytes; it must have fewer than 10,000"
+    present = {line.strip() for line in data.decode("utf-8", "replace").splitlines()}
+    missing = [heading for heading in SUMMARY_HEADINGS_V2 if heading not in present]
+    if missing:
+        return f"memory_summary.md has no line {missing[0]!r}"
     return None
 
 
@@ -99,7 +114,7 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
     except (sqlite3.Error, store.StoreError) as exc:
         raise Failed("failed_load_stage1_outputs", exc) from exc
     try:
-        sync_inputs(root, selected)
+        sync_inputs(root, selected, raw_memories=config.layout.name == "v1")
         prune_resources(root, rt.now)
     except OSError as exc:
         raise Failed("failed_sync_workspace_inputs", exc) from exc
@@ -119,9 +134,12 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
     provider = config.provider
     if provider is None:
         raise Failed("failed_spawn_agent", "no model_provider configured")
-    run = AgentRun(model=config.consolidation_model, thread_id=rt.uuid7(),
-                   prompt=consolidation_prompt(str(root), workspace.DIFF_FILE,
-                                               (root / "extensions").is_dir()))
+    prompt = consolidation_prompt_v2(str(root), workspace.DIFF_FILE) \
+        if config.layout.name == "v2" else \
+        consolidation_prompt(str(root), workspace.DIFF_FILE, (root / "extensions").is_dir())
+    tier = config.memories.consolidation_service_tier
+    run = AgentRun(model=config.consolidation_model, thread_id=rt.uuid7(), prompt=prompt,
+                   service_tier=tier if tier in SERVICE_TIERS else None)
     try:
         run_agent(provider, root, run, env, still_owned=lambda: still_owned(con, token, rt))
     except LostOwnership as exc:
@@ -130,7 +148,7 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
     except (AgentError, sqlite3.Error) as exc:
         raise Failed("failed_agent", exc) from exc
     if config.release.validates_artifacts:
-        problem = artifacts_problem(root)
+        problem = artifacts_problem(root, config.layout.name)
         if problem is not None:
             raise Failed("failed_invalid_artifacts", problem)
     try:

@@ -15,8 +15,8 @@ class Release:
     default_layout: str = "v1"
     v1_folder_keeps_v1: bool = False  # an existing memories/ keeps the default off v2
     dual_write_any_layout: bool = False  # dual_write runs both whichever layout is selected
-    service_tier_key: bool = False  # `consolidation_service_tier` (P2-AGENT-08)
-    consolidation_progress: bool = False  # memories DB migration 2 (P2-V2-06)
+    service_tier_key: bool = False  # `consolidation_service_tier` (AGENT-05)
+    consolidation_progress: bool = False  # memories DB migration 2 (P2-PROG-01)
 
 
 RELEASES = {r.version: r for r in (

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memref.redact import redact
-from memref.truncate import truncate_middle
+from memref.truncate import truncate_middle, truncate_middle_bytes
 
 KEPT_ITEM_TYPES = frozenset({
     "message", "function_call", "function_call_output", "custom_tool_call",
@@ -285,3 +285,33 @@ def render(items: list[dict[str, Any]], context_window: int | None) -> str:
     """Compact JSON array, redacted as a whole, then cut in the middle to the token budget."""
     serialized = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
     return truncate_middle(redact(serialized), token_budget(context_window))
+
+
+# -- P1-V2-04: layout v2 renders one labelled row per kept item -------------------------------
+ROW_MAX_BYTES = 9_904  # a row's JSON, before its label line
+TOOL_OUTPUT_MAX_BYTES = 7_904  # a tool output's JSON
+TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output",
+                          "tool_search_output"})
+
+
+def row_label(item: dict[str, Any]) -> str:
+    if item.get("type") != "message":
+        return "tool"
+    role = item.get("role")
+    if role == "user":
+        return "human user"
+    if role == "assistant":
+        return "assistant final" if item.get("phase") != "commentary" else \
+            "assistant commentary"
+    return "harness context"
+
+
+def render_rows(items: list[dict[str, Any]], context_window: int | None) -> str:
+    """`[label]` and the item's JSON per row, each row redacted and cut in the middle to its
+    byte limit; the whole cut to the token budget like layout v1's array."""
+    rows = []
+    for item in items:
+        limit = TOOL_OUTPUT_MAX_BYTES if item.get("type") in TOOL_OUTPUTS else ROW_MAX_BYTES
+        serialized = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+        rows.append(f"[{row_label(item)}]\n{truncate_middle_bytes(redact(serialized), limit)}\n")
+    return truncate_middle("".join(rows), token_budget(context_window))

@@ -1,4 +1,5 @@
-"""The strict `StageOneOutput` the extraction model must return (P1-OUT-01..P1-OUT-03)."""
+"""The strict `StageOneOutput` the extraction model must return: three fields in layout v1
+(P1-OUT-01..P1-OUT-03), a summary and a slug in layout v2 (P1-V2-01..P1-V2-03)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memref.redact import redact
+from memref.truncate import truncate_middle_bytes
 
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -19,6 +21,17 @@ OUTPUT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 FIELDS = ("raw_memory", "rollout_summary", "rollout_slug")
+OUTPUT_SCHEMA_V2: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "rollout_summary": {"type": "string"},
+        "rollout_slug": {"type": "string"},
+    },
+    "required": ["rollout_summary", "rollout_slug"],
+    "additionalProperties": False,
+}
+FIELDS_V2 = ("rollout_summary", "rollout_slug")
+SUMMARY_MAX_BYTES_V2 = 9_000  # P1-V2-03: after redaction
 
 
 class OutputError(ValueError):
@@ -36,6 +49,11 @@ class StageOneOutput:
         """An empty memory or summary means "forget this thread" (P1-EMPTY-01); so does a
         whitespace-only one (P1-EMPTY-02), which Codex 0.144.6 would store."""
         return not self.raw_memory.strip() or not self.rollout_summary.strip()
+
+    @property
+    def is_empty_v2(self) -> bool:
+        """Layout v2 has no raw memory: an empty summary alone means "forget" (P1-V2-03)."""
+        return not self.rollout_summary.strip()
 
     def redacted(self) -> StageOneOutput:
         return StageOneOutput(redact(self.raw_memory), redact(self.rollout_summary),
@@ -62,3 +80,25 @@ def parse(text: str) -> StageOneOutput:
     if slug is not None and not isinstance(slug, str):
         raise OutputError("field `rollout_slug` must be a string or null")
     return StageOneOutput(value["raw_memory"], value["rollout_summary"], slug)
+
+
+def parse_v2(text: str) -> StageOneOutput:
+    """A layout-v2 answer: both fields strings, nothing else; the stored raw memory is empty
+    and the summary, once redacted, is cut to 9,000 bytes (P1-V2-02, P1-V2-03)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise OutputError(f"model output is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise OutputError(f"model output must be a JSON object, got {type(value).__name__}")
+    unknown = sorted(set(value) - set(FIELDS_V2))
+    if unknown:
+        raise OutputError(f"unknown field `{unknown[0]}`, expected `rollout_summary` or "
+                          "`rollout_slug`")
+    for key in FIELDS_V2:
+        if key not in value:
+            raise OutputError(f"missing field `{key}`")
+        if not isinstance(value[key], str):
+            raise OutputError(f"field `{key}` must be a string, got {json.dumps(value[key])}")
+    summary = truncate_middle_bytes(redact(value["rollout_summary"]), SUMMARY_MAX_BYTES_V2)
+    return StageOneOutput("", summary, redact(value["rollout_slug"]))

@@ -101,3 +101,37 @@ def test_feature_default_off(impl: Adapter, home: CodexHome, features: str) -> N
         f"with {setting} the feature is reported on"
     assert _resolve(impl, home, "", features="memories = true")["feature_memories"] is True, \
         "with [features] memories = true the feature is reported off"
+
+
+# LAYOUT-03: the keys of releases with two layouts; a bad value is refused (Codex stops even
+# without --strict-config)
+LAYOUT_REJECTED = {
+    "version-unknown": ('version = "v3"', "version"),
+    "version-integer": ("version = 2", "version"),
+    "version-upper-case": ('version = "V2"', "version"),
+    "dual-write-string": ('dual_write = "yes"', "dual_write"),
+}
+
+
+@check("config.layout.rejected", title="a bad memories.version or dual_write is refused with a "
+       "message naming the key", rules="LAYOUT-03", level="SHOULD", area="config", needs=NEEDS,
+       codex_since="0.155.0")
+@pytest.mark.parametrize("case", list(LAYOUT_REJECTED))
+def test_layout_rejected(impl: Adapter, home: CodexHome, case: str) -> None:
+    toml, key = LAYOUT_REJECTED[case]
+    try:
+        _resolve(impl, home, toml)
+    except Rejected as refused:
+        assert key in str(refused), "the refusal message does not name the offending key"
+    else:
+        fail(f"`{toml}` was accepted, but it is not a value the key can take, so the "
+             "configuration must be refused")
+
+
+@check("config.layout.version", title="memories.version names the layout in use",
+       rules="LAYOUT-01", level="SHOULD", area="config", needs=NEEDS, codex_since="0.155.0")
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_layout_version(impl: Adapter, home: CodexHome, version: str) -> None:
+    resolved = _resolve(impl, home, f'version = "{version}"')["memories"]
+    assert resolved.get("version") == version, \
+        f'with version = "{version}" the resolved configuration does not use layout {version}'

@@ -89,7 +89,8 @@ def test_dropped(filtered: str, marker: str) -> None:
 
 
 @check("p1.in.request.shape", title="one user message, strict three-field JSON schema, no tools,"
-       " low reasoning effort, streamed", rules="P1-IN-02", level="MUST", area="phase1")
+       " low reasoning effort, streamed", rules="P1-IN-02", level="MUST", area="phase1",
+       layout="v1")
 def test_request_shape(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     thread, request = extract(home, model, run_startup)
     body = request.body
@@ -174,7 +175,7 @@ BIG = "HEAD-MARK " + "a" * 100_000 + " MIDDLE-MARK " + "z" * 100_000 + " TAIL-MA
 
 
 @check("p1.in.truncate", title="a rollout over 70 % of the context window is cut in the middle "
-       "with a token marker", rules="P1-IN-03", level="MUST", area="phase1")
+       "with a token marker", rules="P1-IN-03", level="MUST", area="phase1", layout="v1")
 def test_truncated(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     _, request = extract(home, model, run_startup, top={"model_context_window": CONTEXT_WINDOW},
                          lines=[message("user", BIG), message("assistant", "done")])
@@ -198,7 +199,7 @@ def test_truncated(home: CodexHome, model: MockModel, run_startup: StartupRunner
         "the truncation marker counts more tokens than were cut (four bytes per token)"
 
 
-@check("p1.in.not-truncated", title="a rollout inside the budget is sent whole",
+@check("p1.in.not-truncated", layout="v1", title="a rollout inside the budget is sent whole",
        rules="P1-IN-03", level="MUST", area="phase1")
 def test_not_truncated(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     body = "HEAD-MARK " + "b" * 20_000 + " TAIL-MARK"
@@ -271,7 +272,7 @@ def _segment_fail(which: str, sent: str, wanted: bytes, budget: int) -> None:
 
 @check("p1.in.truncate-exact", title="the item array is cut to exactly the byte budget of "
        "floor(floor(W * 95 / 100) * 70 / 100) tokens, each half on a character boundary",
-       rules="P1-IN-03", level="MUST", area="phase1")
+       rules="P1-IN-03", level="MUST", area="phase1", layout="v1")
 @pytest.mark.parametrize("case", sorted(EXACT))
 def test_truncate_exact(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                         case: str) -> None:
@@ -397,7 +398,7 @@ def _pairs(value: Any) -> Any:
 
 @check("p1.in.item-shape", title="each kept rollout item is sent as Codex re-serializes it: "
        "its type's fields in its order, unknown fields dropped", rules=("P1-IN-05",),
-       level="MUST", area="phase1")
+       level="MUST", area="phase1", layout="v1")
 @pytest.mark.parametrize("case", sorted(SHAPES["cases"]))
 def test_item_shape(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                     case: str) -> None:

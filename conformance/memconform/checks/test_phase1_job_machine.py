@@ -109,7 +109,7 @@ def make_machine(impl: Adapter, home: CodexHome, clock: HarnessClock) -> type:
             self.seed = 0
             home.memories_db.unlink(missing_ok=True)
             for suffix in ("-wal", "-shm"):
-                home.path.joinpath("memories_1.sqlite" + suffix).unlink(missing_ok=True)
+                home.path.joinpath(home.memories_db.name + suffix).unlink(missing_ok=True)
             home.ensure_memories_db()
 
         @rule(thread=st.sampled_from(THREADS), worker=st.sampled_from(("w1", "w2", "w3")),

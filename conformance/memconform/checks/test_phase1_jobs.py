@@ -96,7 +96,7 @@ def test_success_job_row(home: CodexHome, model: MockModel, run_startup: Startup
     assert_now(row["finished_at"], clock, "finished_at")
 
 
-@check("p1.out.row", title="a valid answer is stored with Codex's exact column values",
+@check("p1.out.row", layout="v1", title="a valid answer is stored with Codex's exact column values",
        rules="P1-OUT-02", level="MUST", area="phase1")
 def test_output_row(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                     clock: HarnessClock) -> None:
@@ -135,7 +135,7 @@ def _split_answer(parts: int) -> Reply:
 
 @check("p1.out.split-text", title="an answer whose JSON arrives in several output_text parts of "
        "the assistant message is read as their concatenation", rules="P1-OUT-01",
-       level="MUST", area="phase1")
+       level="MUST", area="phase1", layout="v1")
 @pytest.mark.parametrize("parts", [2, 3], ids=["two-parts", "three-parts"])
 def test_split_text(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                     parts: int) -> None:
@@ -178,7 +178,7 @@ def test_enqueue_keeps_higher_watermark(home: CodexHome, model: MockModel,
 
 
 @check("p1.out.slug", title="rollout_slug may be omitted or null and is stored as returned",
-       rules="P1-OUT-02", level="MUST", area="phase1")
+       rules="P1-OUT-02", level="MUST", area="phase1", layout="v1")
 @_ids("slugs")
 def test_slug(home: CodexHome, model: MockModel, run_startup: StartupRunner,
               case: dict[str, Any]) -> None:
@@ -202,7 +202,7 @@ NAMED = [c for c in OUTPUTS["invalid"] if "names" in c]
 
 
 @check("p1.out.error-names-field", title="a failed answer's last_error names the field at "
-       "fault", rules="P1-JOB-05", level="SHOULD", area="phase1")
+       "fault", rules="P1-JOB-05", level="SHOULD", area="phase1", layout="v1")
 @pytest.mark.parametrize("case", NAMED, ids=[c["id"] for c in NAMED])
 def test_error_names_field(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                            case: dict[str, Any]) -> None:
@@ -249,7 +249,7 @@ def test_model_stall(home: CodexHome, model: MockModel, run_startup: StartupRunn
 
 
 @check("p1.empty.forget", title="an exactly empty memory or summary deletes the stored row",
-       rules=("P1-EMPTY-01", "P1-JOB-04"), level="MUST", area="phase1")
+       rules=("P1-EMPTY-01", "P1-JOB-04"), level="MUST", area="phase1", layout="v1")
 @_ids("forget")
 def test_forget(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                 clock: HarnessClock, case: dict[str, Any]) -> None:
@@ -279,7 +279,7 @@ def test_forget(home: CodexHome, model: MockModel, run_startup: StartupRunner,
 
 
 @check("p1.empty.blank", title="a whitespace-only memory or summary is forgotten like an "
-       "empty one", rules="P1-EMPTY-02", level="SHOULD", area="phase1")
+       "empty one", rules="P1-EMPTY-02", level="SHOULD", area="phase1", layout="v1")
 @_ids("blank")
 def test_blank(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                case: dict[str, Any]) -> None:
@@ -291,7 +291,8 @@ def test_blank(home: CodexHome, model: MockModel, run_startup: StartupRunner,
 
 
 @check("p1.empty.not-re-extracted", title="after forgetting, the thread is not extracted "
-       "again until it changes", rules="P1-EMPTY-01", level="MUST", area="phase1")
+       "again until it changes", rules="P1-EMPTY-01", level="MUST", area="phase1",
+       layout="v1")
 def test_forget_sticks(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     thread = extract_once(home, model, run_startup, json_output(OUTPUTS["forget"][2]["answer"]))
     run_startup(home)
@@ -307,7 +308,7 @@ LEASE_S = 3600
        "seconds: an update at .999 s is stored at its own second", rules=("P1-OUT-02",
                                                                            "P1-JOB-01",
                                                                            "P1-JOB-03"),
-       level="MUST", area="phase1")
+       level="MUST", area="phase1", layout="v1")
 def test_floored_watermark(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = home.add_thread(updated_ago_ms=ago_at_ms(home.now_ms, 2 * HOUR_MS, 999))
@@ -334,7 +335,7 @@ def test_floored_watermark(home: CodexHome, model: MockModel, run_startup: Start
 @check("p1.job.floored-now", title="with now_ms at .999 s every stored time is the request's "
        "now rounded down to whole seconds", rules=("P1-JOB-01", "P1-JOB-03", "P1-JOB-05",
                                                    "P1-OUT-02"),
-       level="SHOULD", area="phase1", needs=("clock.inject",))
+       level="SHOULD", area="phase1", needs=("clock.inject",), layout="v1")
 @pytest.mark.parametrize("outcome", ["success", "failure"])
 def test_floored_now(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                      clock: HarnessClock, outcome: str) -> None:

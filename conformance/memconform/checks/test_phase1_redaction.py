@@ -28,7 +28,7 @@ def _ids(group: str) -> pytest.MarkDecorator:
 def pipeline_bytes(home: CodexHome) -> bytes:
     """Everything the pipeline itself wrote: the memories DB (with WAL) and the memory root's
     files (`.git` holds compressed copies of the same files, so it is not scanned)."""
-    paths = [p for p in home.path.glob("memories_1.sqlite*") if p.is_file()]
+    paths = [p for p in home.path.glob(home.memories_db.name + "*") if p.is_file()]
     if home.memory_root.exists():
         paths += [p for p in home.memory_root.rglob("*")
                   if p.is_file() and ".git" not in p.relative_to(home.memory_root).parts]
@@ -101,7 +101,8 @@ def test_request_extended(home: CodexHome, model: MockModel, run_startup: Startu
 
 
 @check("p1.red.stored.codex", title="the model's memory, summary and slug are stored with "
-       "Codex-shape secrets replaced exactly", rules="RED-01", level="MUST", area="phase1")
+       "Codex-shape secrets replaced exactly", rules="RED-01", level="MUST", area="phase1",
+       layout="v1")
 @_ids("codex")
 def test_stored_codex(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                       case: dict[str, Any]) -> None:
@@ -117,7 +118,8 @@ def test_stored_codex(home: CodexHome, model: MockModel, run_startup: StartupRun
 
 
 @check("p1.red.stored.extended", title="the model's memory, summary and slug are stored "
-       "without secret shapes Codex misses", rules="RED-02", level="SHOULD", area="phase1")
+       "without secret shapes Codex misses", rules="RED-02", level="SHOULD", area="phase1",
+       layout="v1")
 @_ids("extended")
 def test_stored_extended(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                          case: dict[str, Any]) -> None:
@@ -127,13 +129,13 @@ def test_stored_extended(home: CodexHome, model: MockModel, run_startup: Startup
 
 
 @check("p1.red.leak-scan.codex", title="no Codex-shape secret survives in any byte the "
-       "pipeline writes", rules="RED-03", level="MUST", area="phase1")
+       "pipeline writes", rules="RED-03", level="MUST", area="phase1", layout="v1")
 def test_leak_scan_codex(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     assert_no_leak(home, model, run_startup, CASES["codex"])
 
 
 @check("p1.red.leak-scan.extended", title="no secret shape Codex misses survives in any byte "
-       "the pipeline writes", rules="RED-03", level="SHOULD", area="phase1")
+       "the pipeline writes", rules="RED-03", level="SHOULD", area="phase1", layout="v1")
 def test_leak_scan_extended(home: CodexHome, model: MockModel,
                             run_startup: StartupRunner) -> None:
     assert_no_leak(home, model, run_startup, CASES["extended"])
@@ -155,7 +157,7 @@ GENERATED = st.one_of(
 
 
 @check("p1.red.generated", title="generated Codex-shape secrets are redacted in the request "
-       "and in storage", rules=("RED-01", "RED-03"), level="MUST", area="phase1")
+       "and in storage", rules=("RED-01", "RED-03"), level="MUST", area="phase1", layout="v1")
 @settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(secret=GENERATED)
@@ -163,7 +165,7 @@ def test_generated(tmp_path_factory: pytest.TempPathFactory, home: CodexHome, mo
                    run_startup: StartupRunner, secret: tuple[str, str]) -> None:
     planted, needle = secret
     fresh = CodexHome(Path(tmp_path_factory.mktemp("gen")) / "home", now_ms=home.now_ms,
-                      model_base_url=home.model_base_url)
+                      model_base_url=home.model_base_url, layout=home.layout)
     model.reset()
     sent, row = run_with_secret(fresh, model, run_startup, planted, answer_with(planted),
                                 consolidate=True)

@@ -93,7 +93,7 @@ def request_shape(body: dict[str, Any], default_model: str) -> dict[str, Any]:
 
 @check("p1.snap.extraction", title="one extraction: the request's pinned shape and the rows it "
        "leaves, as snapshots", rules=("P1-IN-02", "P1-OUT-02", "P1-JOB-03", "P1-JOB-04"),
-       level="MUST", area="phase1")
+       level="MUST", area="phase1", layout="v1")
 def test_extraction_snapshot(impl: Adapter, home: CodexHome, model: MockModel,
                              run_startup: StartupRunner, clock: HarnessClock,
                              snapshot: SnapshotAssertion) -> None:

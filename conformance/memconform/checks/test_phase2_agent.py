@@ -31,7 +31,14 @@ from memconform.clock import HarnessClock
 from memconform.codex import releases
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.mockmodel import MockModel, Recorded, custom_tool_call, function_call, json_output
+from memconform.mockmodel import (
+    ARTIFACTS,
+    MockModel,
+    Recorded,
+    custom_tool_call,
+    function_call,
+    json_output,
+)
 from memconform.registry import check
 from memconform.schemas import request_problems
 from memconform.verdicts import fail, produced
@@ -122,6 +129,33 @@ def test_model(impl: Adapter, home: CodexHome, model: MockModel, run_startup: St
             f"{default}, the default of the release the implementation follows") + ")"
 
 
+# `consolidation_service_tier` -> the `service_tier` consolidation requests carry (None: none)
+SERVICE_TIERS = {"flex": "flex", "priority": "priority", "bogus": None, "unset": None}
+
+
+@check("p2.agent.service-tier", title="consolidation_service_tier flex or priority is sent as "
+       "service_tier on consolidation requests, never on extraction; other values are dropped",
+       rules="AGENT-05", level="SHOULD", area="phase2", codex_since="0.171.0")
+@pytest.mark.parametrize("tier", list(SERVICE_TIERS))
+def test_service_tier(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                      tier: str) -> None:
+    configure(home, {} if tier == "unset" else {"consolidation_service_tier": tier})
+    thread = home.add_thread()
+    model.on("stage1", json_output({"raw_memory": "- a fact", "rollout_summary": "A session.",
+                                    "rollout_slug": "s"}))
+    agent_finishes(model)
+    run_startup(home)
+    extractions = model.of_kind("stage1")
+    assert extractions and thread.id in json.dumps(extractions[0].body), \
+        "the seeded thread was not extracted"
+    assert all("service_tier" not in body_of(r) for r in extractions), \
+        "an extraction request carries service_tier"
+    sent = {body_of(r).get("service_tier", "<absent>") for r in model.of_kind("consolidation")}
+    expected = SERVICE_TIERS[tier] or "<absent>"
+    assert sent == {expected}, f"with consolidation_service_tier {tier}, the consolidation " \
+        f"requests do not all carry service_tier {expected}"
+
+
 NETWORK_TOOLS = ("web_search", "web_fetch", "fetch", "http", "browser")
 
 
@@ -139,8 +173,9 @@ def test_no_network_tools(home: CodexHome, model: MockModel, run_startup: Startu
 def test_writes_land(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     seed_memory(home)
+    summary = "".join(f"+{line}\n" for line in ARTIFACTS["memory_summary.md"].splitlines())
     patch = ("*** Begin Patch\n*** Add File: MEMORY.md\n+# Memory\n+- tabs\n"
-             "*** Add File: memory_summary.md\n+v1\n+The user prefers tabs.\n*** End Patch\n")
+             f"*** Add File: memory_summary.md\n{summary}*** End Patch\n")
     agent_patches(model, patch)
     run_startup(home)
     first_request(model)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +23,7 @@ from memconform.checks.consolidation import (
 )
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
-from memconform.mockmodel import MockModel
+from memconform.mockmodel import ARTIFACTS, MockModel
 from memconform.registry import check
 from memconform.resources import fixture_json
 from memconform.snapshots import tree
@@ -66,7 +67,7 @@ END_TO_END = [c for c in STEMS if not c.get("unit_only")]
 
 
 @check("p2.fs.stem", title="summary files are named <id time>-<base-62 hash>[-<clean slug>]",
-       rules="FS-06", level="MUST", area="phase2")
+       rules="FS-06", level="MUST", area="phase2", layout="v1")
 @pytest.mark.parametrize("case", END_TO_END, ids=[c["id"] for c in END_TO_END])
 def test_stem(home: CodexHome, model: MockModel, run_startup: StartupRunner,
               case: dict[str, Any]) -> None:
@@ -104,7 +105,7 @@ def test_stem_function(impl: Adapter, case: dict[str, Any]) -> None:
 
 @check("p2.fs.raw-memories-trim-stops", title="the trim of a raw memory stops at the first "
        "character that is not Unicode white space, an information separator included",
-       rules="FS-02", level="MUST", area="phase2")
+       rules="FS-02", level="MUST", area="phase2", layout="v1")
 def test_raw_memories_trim_stops(home: CodexHome, model: MockModel,
                                  run_startup: StartupRunner) -> None:
     """U+001F is no Unicode White_Space (Python's str.strip() takes it all the same): the NBSP
@@ -124,7 +125,7 @@ def stem(case_id: str) -> str:
 @check("p2.fs.raw-memories", title="raw_memories.md has the header, then one section per "
        "thread in ascending id order with its fields and the trimmed memory", rules=("FS-02",
                                                                                       "FS-03"),
-       level="MUST", area="phase2")
+       level="MUST", area="phase2", layout="v1")
 def test_raw_memories(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     seed_memory(home, thread_id=SECOND, age_s=3 * 3600, slug="deploy_notes",
@@ -147,7 +148,7 @@ def test_raw_memories(home: CodexHome, model: MockModel, run_startup: StartupRun
 
 @check("p2.fs.raw-memories-unicode-trim", title="raw_memories.md trims Unicode white space "
        "around each memory; a memory of only non-ASCII white space is still selected and has "
-       "an empty body", rules=("FS-02", "P2-SEL-01"), level="MUST", area="phase2")
+       "an empty body", rules=("FS-02", "P2-SEL-01"), level="MUST", area="phase2", layout="v1")
 def test_raw_memories_unicode_trim(home: CodexHome, model: MockModel,
                                    run_startup: StartupRunner) -> None:
     configure(home)
@@ -175,7 +176,7 @@ def test_raw_memories_unicode_trim(home: CodexHome, model: MockModel,
 
 
 @check("p2.fs.raw-memories-empty", title="with nothing selected raw_memories.md is exactly the "
-       "placeholder", rules="FS-02", level="MUST", area="phase2")
+       "placeholder", rules="FS-02", level="MUST", area="phase2", layout="v1")
 def test_raw_memories_empty(home: CodexHome, model: MockModel,
                             run_startup: StartupRunner) -> None:
     configure(home)
@@ -216,7 +217,7 @@ def test_summary_file(home: CodexHome, model: MockModel, run_startup: StartupRun
         "line and the summary verbatim"
 
 
-@check("p2.fs.updated-at", title="updated_at is RFC 3339 in whole seconds with +00:00",
+@check("p2.fs.updated-at", layout="v1", title="updated_at is RFC 3339 in whole seconds with +00:00",
        rules="FS-03", level="SHOULD", area="phase2", needs=("clock.inject",))
 def test_updated_at(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
@@ -248,7 +249,7 @@ def test_stale_summaries(home: CodexHome, model: MockModel, run_startup: Startup
 
 
 @check("p2.fs.stale-summary-unremovable", title="an .md entry that cannot be removed does not "
-       "stop the sync", rules="FS-05", level="SHOULD", area="phase2")
+       "stop the sync", rules="FS-05", level="SHOULD", area="phase2", layout="v1")
 def test_stale_summary_unremovable(home: CodexHome, model: MockModel,
                                    run_startup: StartupRunner) -> None:
     configure(home)
@@ -266,7 +267,7 @@ def raw_sections_of(home: CodexHome) -> list[str]:
             if line.startswith("## Thread `")]
 
 
-OUTPUTS = {"MEMORY.md": "# Memory\n- kept\n", "memory_summary.md": "v1\nkept\n",
+OUTPUTS = {"MEMORY.md": "# Memory\n- kept\n", "memory_summary.md": ARTIFACTS["memory_summary.md"],
            "skills/demo/SKILL.md": "---\nname: demo\n---\nkept\n"}
 
 
@@ -291,7 +292,7 @@ def test_outputs_kept(home: CodexHome, model: MockModel, run_startup: StartupRun
         f"with nothing selected the stale summary file is still in {SUMMARIES}/"
 
 
-@check("p2.fs.tree", title="the memory root after one consolidation (snapshot)",
+@check("p2.fs.tree", layout="v1", title="the memory root after one consolidation (snapshot)",
        rules=("FS-01", "FS-02", "FS-04"), level="MUST", area="phase2")
 def test_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
               snapshot: SnapshotAssertion) -> None:
@@ -305,3 +306,22 @@ def test_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
              if not k.startswith("extensions/") and k not in model.artifacts_written}
     assert files == snapshot, "the memory root after one consolidation (extensions/ aside) " \
         "differs from the snapshot"
+
+
+@check("p2.v2.no-raw-memories", title="layout v2: a consolidation writes the rollout summaries "
+       "and no raw_memories.md", rules=("P2-V2-01",), level="MUST", area="phase2",
+       codex_since="0.155.0", layout="v2")
+def test_v2_no_raw_memories(home: CodexHome, model: MockModel, run_startup: StartupRunner
+                            ) -> None:
+    configure(home)
+    thread = seed_memory(home, slug="topic")
+    run_to_success(home, model, run_startup)
+    assert not (home.memory_root / "raw_memories.md").exists(), \
+        "a consolidation of layout v2 wrote raw_memories.md"
+    files = summary_files(home)
+    assert len(files) == 1 and thread in (home.memory_root / SUMMARIES / files[0]).read_text(
+        encoding="utf-8"), f"{SUMMARIES}/ does not hold the one selected memory's summary file"
+    sent = [json.dumps(r.body) for r in model.of_kind("consolidation")]
+    assert sent, "no consolidation request was sent"
+    assert not any("raw_memories.md" in body for body in sent), \
+        "the consolidation agent was told about raw_memories.md in layout v2"

@@ -42,7 +42,7 @@ def baseline(root: Path) -> Path:
 
 
 @check("p2.race.one-agent", title="startups racing on one home run one consolidation agent "
-       "and leave one clean baseline", rules="P2-RUN-07", level="MUST", area="phase2")
+       "and leave one clean baseline", rules="P2-RUN-07", level="MUST", area="phase2", layout="v1")
 def test_one_agent(home: CodexHome, model: MockModel, clock: HarnessClock,
                    impl_pool: Callable[[int], list[Adapter]]) -> None:
     configure(home)

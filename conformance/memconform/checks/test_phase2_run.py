@@ -276,7 +276,7 @@ def assert_failed(home: CodexHome, clock: HarnessClock, reason: str,
     assert marks(home) == marks_before, "the failed run changed the selection marks"
 
 
-@check("p2.run.sync-failure", title="inputs that cannot be written fail the run as "
+@check("p2.run.sync-failure", layout="v1", title="inputs that cannot be written fail the run as "
        "failed_sync_workspace_inputs, before any agent", rules="P2-RUN-01", level="MUST",
        area="phase2")
 @pytest.mark.parametrize("case", sorted(BREAKERS))
@@ -412,7 +412,7 @@ def test_completion_watermark(home: CodexHome, model: MockModel, run_startup: St
 
 @check("p2.run.without-data", title="a home without any stage-1 data still gets a first "
        "consolidation with the placeholder inputs", rules=("P2-RUN-06", "FS-02"), level="MUST",
-       area="phase2")
+       area="phase2", layout="v1")
 def test_without_data(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     home.ensure_state_db()
@@ -540,7 +540,7 @@ def _add_files(files: dict[str, str]) -> str:
 @check("p2.run.invalid-artifacts", title="an agent that does not leave MEMORY.md and a "
        "memory_summary.md starting with v1 fails the run (failed_invalid_artifacts), nothing "
        "committed", rules=("P2-RUN-08", "P2-RUN-01"), level="MUST", area="phase2",
-       codex_since="0.155.0")
+       codex_since="0.155.0", layout="v1")
 @pytest.mark.parametrize("case", list(ARTIFACT_CASES))
 def test_invalid_artifacts(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                            clock: HarnessClock, case: str) -> None:
@@ -563,3 +563,113 @@ def test_invalid_artifacts(home: CodexHome, model: MockModel, run_startup: Start
                       f"the run whose agent wrote {', '.join(files) or 'nothing'}")
         assert RAW not in committed and not set(files) & committed, \
             "the run with invalid artifacts committed its files"
+
+
+V2_HEADINGS = ("## User Profile", "## User preferences", "## General Tips",
+               "## What's in Memory")
+
+
+def _v2_summary(headings: tuple[str, ...] = V2_HEADINGS, *, first: str = "v1",
+                size: int | None = None, pad: str = "x") -> str:
+    """A memory_summary.md: `first`, one line per heading with a bullet under it, and, with
+    `size`, a last line of `pad` characters that brings the file to exactly `size` UTF-8 bytes
+    (newline included)."""
+    text = f"{first}\n" + "".join(f"{h}\n- mock\n" for h in headings)
+    if size is not None:
+        room = size - len(text.encode()) - 1
+        count, rest = divmod(room, len(pad.encode()))
+        text += pad * count + "y" * rest + "\n"
+        assert len(text.encode()) == size
+    return text
+
+
+# case -> (memory_summary.md or None for none, whether MEMORY.md is written too, valid)
+V2_ARTIFACT_CASES: dict[str, tuple[str | None, bool, bool]] = {
+    "valid": (_v2_summary(), False, True),
+    "valid-with-memory-md": (_v2_summary(), True, True),
+    "headings-reversed": (_v2_summary(V2_HEADINGS[::-1]), False, True),
+    "heading-trailing-spaces": (_v2_summary(("## User Profile  ", *V2_HEADINGS[1:])), False,
+                                True),
+    "heading-leading-spaces": (_v2_summary(("  ## User Profile", *V2_HEADINGS[1:])), False,
+                               True),
+    "ascii-9999-bytes": (_v2_summary(size=9_999), False, True),
+    "ascii-10000-bytes": (_v2_summary(size=10_000), False, False),
+    "multibyte-9999-bytes": (_v2_summary(size=9_999, pad="é🐈"), False, True),
+    "multibyte-10000-bytes": (_v2_summary(size=10_000, pad="é🐈"), False, False),
+    "heading-missing": (_v2_summary(V2_HEADINGS[:2] + V2_HEADINGS[3:]), False, False),
+    "heading-level-3": (_v2_summary(("### User Profile", *V2_HEADINGS[1:])), False, False),
+    "heading-lower-case": (_v2_summary(("## user profile", *V2_HEADINGS[1:])), False, False),
+    "heading-with-suffix": (_v2_summary(("## User Profile (me)", *V2_HEADINGS[1:])), False,
+                            False),
+    "first-line-trailing-space": (_v2_summary(first="v1 "), False, False),
+    "first-line-v1x": (_v2_summary(first="v1x"), False, False),
+    "no-summary": (None, True, False),
+}
+
+
+@check("p2.v2.artifacts", title="layout v2: the agent must leave a memory_summary.md starting "
+       "with v1, with the four section headings, under 10,000 bytes; MEMORY.md is not needed",
+       rules=("P2-V2-02", "P2-RUN-01"), level="MUST", area="phase2", codex_since="0.155.0",
+       layout="v2")
+@pytest.mark.parametrize("case", list(V2_ARTIFACT_CASES))
+def test_v2_artifacts(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                      clock: HarnessClock, case: str) -> None:
+    summary, memory_md, valid = V2_ARTIFACT_CASES[case]
+    files = {"MEMORY.md": "# Memory\n"} if memory_md else {}
+    if summary is not None:
+        files["memory_summary.md"] = summary
+    model.agent_artifacts = None  # the agent writes only what the case says
+    before = _one_selected_memory(home)
+    agent_patches(model, _add_files(files))
+    run_startup(home)
+    assert consolidations(model) >= 1, "the consolidation agent never started"
+    written = home.memory_root / "memory_summary.md"
+    if summary is not None:
+        assert written.is_file() and written.read_bytes() == summary.encode(), \
+            "the agent's patch did not leave memory_summary.md as the case wrote it"
+    committed = set(committed_files(_workspace(home, "after the consolidation")))
+    if valid:
+        _done(home, f"the consolidation whose agent wrote {', '.join(files)} ({case})")
+        assert set(files) <= committed, \
+            "the agent's valid artifacts were not committed with the baseline"
+    else:
+        assert_failed(home, clock, "failed_invalid_artifacts", before,
+                      f"the run whose agent wrote {', '.join(files) or 'nothing'} ({case})")
+        assert not set(files) & committed, "the run with invalid artifacts committed its files"
+
+
+# case -> (max_thread_count before or None for a fresh DB, memories seeded, the agent leaves
+# valid artifacts, max_thread_count after)
+PROGRESS_CASES: dict[str, tuple[int | None, int, bool, int]] = {
+    "first-success": (None, 2, True, 2),
+    "higher-before": (5, 2, True, 5),
+    "lower-before": (1, 3, True, 3),
+    "failed-run": (1, 3, False, 1),
+}
+
+
+@check("p2.progress.max-threads", title="consolidation_progress keeps the most memories one "
+       "successful consolidation used; a failed run leaves it", rules=("P2-PROG-01",),
+       level="MUST", area="phase2", codex_since="0.155.0")
+@pytest.mark.parametrize("case", list(PROGRESS_CASES))
+def test_progress(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                  case: str) -> None:
+    before, seeded, valid, after = PROGRESS_CASES[case]
+    configure(home)
+    home.ensure_state_db()
+    if before is not None:
+        home.set_consolidation_progress(before)
+    for index in range(seeded):
+        seed_memory(home, age_s=(2 + index) * 3600)
+    if not valid:
+        model.agent_artifacts = None  # the agent leaves nothing: the run fails
+    agent_finishes(model)
+    run_startup(home)
+    row = job(home, "after the consolidation")
+    assert row["status"] == ("done" if valid else "error"), \
+        f"the consolidation did not end {'done' if valid else 'in error'} as the case set up"
+    rows = home.query(home.memories_db, "SELECT singleton, max_thread_count FROM "
+                      "consolidation_progress")
+    assert rows == [{"singleton": 1, "max_thread_count": after}], \
+        f"consolidation_progress after a {'successful' if valid else 'failed'} run over " \
+        f"{seeded} memories (before: {before}) is not one row with max_thread_count {after}"

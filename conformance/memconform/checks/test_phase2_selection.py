@@ -3,6 +3,7 @@ seen through `raw_memories.md`, the summary files and the selection marks after 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -29,11 +30,17 @@ from memconform.resources import fixture_json
 from memconform.verdicts import fail, produced
 
 CASES = fixture_json("phase2", "selection.json")["cases"]
+THREAD_LINE = re.compile(r"^thread_id: (\S+)$", re.MULTILINE)
 RULES = ("P2-SEL-01", "P2-SEL-02", "P2-SEL-03")
 
 
 def raw_threads(home: CodexHome) -> list[str]:
-    """The thread ids of `raw_memories.md`'s sections, in file order."""
+    """The thread ids of `raw_memories.md`'s sections, in file order; in layout v2, which has
+    no such file, those of the summary files' `thread_id:` lines, sorted."""
+    if home.layout == "v2":
+        folder = home.memory_root / SUMMARIES
+        return sorted((m for name in summary_files(home) for m in THREAD_LINE.findall(
+            (folder / name).read_text(encoding="utf-8"))), key=str.encode)
     return SECTION.findall(produced(home.memory_root / RAW, RAW))
 
 
@@ -90,7 +97,7 @@ def run_case(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                       key=str.encode)
     assert raw_threads(home) == expected, f"{RAW} does not hold exactly the selected " \
         "threads in ascending thread-id order"
-    if not expected:
+    if not expected and home.layout == "v1":
         assert (home.memory_root / RAW).read_text(encoding="utf-8") == EMPTY_RAW, \
             f"with nothing selected {RAW} is not exactly the no-raw-memories placeholder"
     files = summary_files(home)

@@ -169,7 +169,7 @@ def stem_of(home: CodexHome, thread_id: str) -> str:
 @check("p2.git.first-baseline", title="the first consolidation commits the root as it was "
        "before the inputs were written, so every input shows as added", rules=("GIT-01",
                                                                                 "GIT-03"),
-       level="MUST", area="phase2")
+       level="MUST", area="phase2", layout="v1")
 def test_first_baseline(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home)
@@ -286,7 +286,8 @@ def test_commit_floored_now(home: CodexHome, model: MockModel, run_startup: Star
 
 
 @check("p2.git.clean-after-success", title="after a success the tree is committed, clean, and "
-       "the diff file is gone", rules=("GIT-04", "DIFF-01"), level="MUST", area="phase2")
+       "the diff file is gone", rules=("GIT-04", "DIFF-01"), level="MUST", area="phase2",
+       layout="v1")
 def test_clean_after_success(home: CodexHome, model: MockModel,
                              run_startup: StartupRunner) -> None:
     configure(home)
@@ -332,7 +333,7 @@ def test_history_reset(home: CodexHome, model: MockModel, run_startup: StartupRu
 
 @check("p2.git.failure-stays-dirty", title="after a failed consolidation the synced inputs "
        "stay uncommitted and the diff file stays", rules=("GIT-04", "P2-RUN-05"),
-       level="MUST", area="phase2")
+       level="MUST", area="phase2", layout="v1")
 def test_failure_stays_dirty(home: CodexHome, model: MockModel,
                              run_startup: StartupRunner) -> None:
     one_memory_run(home, model, run_startup, http_error(500))
@@ -377,7 +378,7 @@ UNUSABLE = {  # name: what is at <root>/.git before the run
 
 
 @check("p2.git.unusable-recreated", title="unusable git metadata is replaced by a fresh "
-       "baseline and the run goes on", rules="GIT-01", level="MUST", area="phase2")
+       "baseline and the run goes on", rules="GIT-01", level="MUST", area="phase2", layout="v1")
 @pytest.mark.parametrize("case", sorted(UNUSABLE))
 def test_unusable_recreated(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                             case: str) -> None:
@@ -402,7 +403,7 @@ def test_unusable_recreated(home: CodexHome, model: MockModel, run_startup: Star
 
 
 @check("p2.git.no-ignore-rules", title="a .gitignore in the root hides nothing from the "
-       "workspace diff", rules="GIT-02", level="MUST", area="phase2")
+       "workspace diff", rules="GIT-02", level="MUST", area="phase2", layout="v1")
 def test_no_ignore_rules(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home)
@@ -437,7 +438,7 @@ def layout_ok(text: str) -> None:
 
 
 @check("p2.diff.layout", title="the diff file has the title, a status list and a fenced "
-       "unified diff", rules="DIFF-01", level="MUST", area="phase2")
+       "unified diff", rules="DIFF-01", level="MUST", area="phase2", layout="v1")
 def test_layout(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home, raw="- marker-raw-line")
@@ -461,7 +462,7 @@ FORGET: dict[str, Any] = {
 
 @check("p2.diff.forgetting", title="a forgotten thread shows as a deleted summary and a "
        "modified raw_memories.md", rules=("GIT-03", "DIFF-01", "FS-05"), level="MUST",
-       area="phase2")
+       area="phase2", layout="v1")
 @pytest.mark.parametrize("case", sorted(FORGET))
 def test_forgetting(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                     case: str) -> None:
@@ -482,7 +483,7 @@ def test_forgetting(home: CodexHome, model: MockModel, run_startup: StartupRunne
 
 
 @check("p2.diff.refreshed", title="a re-extracted thread shows its summary and raw_memories.md "
-       "as modified", rules=("GIT-03", "DIFF-01"), level="MUST", area="phase2")
+       "as modified", rules=("GIT-03", "DIFF-01"), level="MUST", area="phase2", layout="v1")
 def test_refreshed(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home, raw="- old fact")
@@ -501,7 +502,7 @@ def test_refreshed(home: CodexHome, model: MockModel, run_startup: StartupRunner
     assert "\n+- new fact\n" in text, "the diff does not show the new raw memory as added"
 
 
-@check("p2.diff.sorted", title="the status list is sorted by path", rules="GIT-03",
+@check("p2.diff.sorted", layout="v1", title="the status list is sorted by path", rules="GIT-03",
        level="MUST", area="phase2")
 def test_sorted(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
@@ -560,7 +561,8 @@ def test_sorted_astral(home: CodexHome, model: MockModel, run_startup: StartupRu
 
 
 @check("p2.diff.snapshot", title="the diff file of a forgetting run (snapshot of its status "
-       "list and changed lines)", rules=("DIFF-01", "GIT-03"), level="MUST", area="phase2")
+       "list and changed lines)", rules=("DIFF-01", "GIT-03"), level="MUST", area="phase2",
+       layout="v1")
 def test_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                   snapshot: SnapshotAssertion) -> None:
     configure(home)
@@ -585,7 +587,7 @@ def test_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner,
 
 
 @check("p2.diff.bounded", title="a huge diff is cut at 4 MiB with a marker; the status list "
-       "is complete", rules="DIFF-02", level="SHOULD", area="phase2")
+       "is complete", rules="DIFF-02", level="SHOULD", area="phase2", layout="v1")
 def test_bounded(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     big = "- " + "é" * (2 * 1024 * 1024 + 100)
@@ -698,7 +700,7 @@ BOUNDED = {"exactly-the-bound": _exactly_the_bound,
 
 @check("p2.diff.bounded-exact", title="a diff over 4 MiB keeps the longest whole-character "
        "prefix within 4 194 304 bytes; a diff of exactly that size is not cut",
-       rules="DIFF-02", level="SHOULD", area="phase2")
+       rules="DIFF-02", level="SHOULD", area="phase2", layout="v1")
 @pytest.mark.parametrize("case", sorted(BOUNDED))
 def test_bounded_exact(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                        case: str) -> None:

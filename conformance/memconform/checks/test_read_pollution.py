@@ -214,7 +214,7 @@ def test_floored_now(impl: Adapter, home: CodexHome, clock: HarnessClock) -> Non
 
 @check("read.poll.forgotten", title="the consolidation after a selected thread is polluted "
        "drops its raw memory and rollout summary", rules=("POLL-04", "POLL-05"),
-       level="SHOULD", area="read", needs=NEEDS)
+       level="SHOULD", area="read", needs=NEEDS, layout="v1")
 def test_forgotten(impl: Adapter, home: CodexHome, clock: HarnessClock, model: MockModel,
                    run_startup: StartupRunner) -> None:
     configure(home, {"disable_on_external_context": True})

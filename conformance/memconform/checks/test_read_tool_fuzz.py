@@ -233,7 +233,7 @@ def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], inputs: st.S
              make_call: Callable[[str], dict[str, Any]],
              judge: Callable[[str, dict[str, Any]], None]) -> Tree:
     home.write_config(memories={"dedicated_tools": True})
-    tree = Tree(home.path)
+    tree = Tree(home.memory_root)
     tree.build(TREE)
     outside = tree.outside_files()
     facts["inputs"] = 0
@@ -280,7 +280,7 @@ def fuzz_check(tool: str) -> Any:
            area="read", needs=("memory.tools",))
     @pytest.mark.timeout(300)
     def test(impl: Adapter, home: CodexHome, facts: dict[str, Any]) -> None:
-        oracle = Oracle(Tree(home.path))
+        oracle = Oracle(Tree(home.memory_root))
 
         def make(path: str) -> dict[str, Any]:
             args = {"queries": ["needle"], "path": path} if tool == "search" else {"path": path}
@@ -303,7 +303,7 @@ test_fuzz_search = fuzz_check("search")
        level="SHOULD", area="read", needs=("memory.tools",))
 @pytest.mark.timeout(300)
 def test_fuzz_note(impl: Adapter, home: CodexHome, facts: dict[str, Any]) -> None:
-    notes = Tree(home.path).root / NOTES
+    notes = Tree(home.memory_root).root / NOTES
     created: set[str] = set()
 
     def make(name: str) -> dict[str, Any]:

@@ -104,7 +104,7 @@ GATES = [("dedicated-tools-default-off", True, {}, "dedicated_tools is unset (of
 def test_gated(impl: Adapter, home: CodexHome, feature: bool, memories: dict[str, Any],
                gate: str) -> None:
     home.write_config(feature=feature, memories=memories)
-    Tree(home.path).build({"files": {"MEMORY.md": "needle\n"}})
+    Tree(home.memory_root).build({"files": {"MEMORY.md": "needle\n"}})
     assert [t["name"] for t in offered(impl, home)] == [], \
         f"memory tools are offered though {gate}"
     result = call(impl, home, "read", {"path": "MEMORY.md"})
@@ -117,7 +117,7 @@ def test_gated(impl: Adapter, home: CodexHome, feature: bool, memories: dict[str
            "TOOL-LIST-04", "TOOL-SEARCH-05"), level="SHOULD", area="read", needs=NEEDS)
 def test_page_defaults(impl: Adapter, home: CodexHome) -> None:
     home.write_config(memories={"dedicated_tools": True})
-    Tree(home.path).build({"files": {
+    Tree(home.memory_root).build({"files": {
         **{f"many/f{i:04d}.md": "" for i in range(2_001)},
         "lines.md": "needle\n" * 201}})
     for args in ({"path": "many"}, {"path": "many", "max_results": 5_000}):

@@ -44,7 +44,7 @@ def expected(value: Any, tree: Tree) -> Any:
 
 def run_case(impl: Adapter, home: CodexHome, case: dict[str, Any]) -> None:
     home.write_config(memories=TOOLS_ON)
-    tree = Tree(home.path)
+    tree = Tree(home.memory_root)
     tree.build(tree_spec(case))
     outside_before = tree.outside_files()
     calls = [{"name": c["name"], "arguments": tree.substitute(
@@ -146,7 +146,7 @@ def test_page_bounds(impl: Adapter, home: CodexHome, tool: str, count: int,
     if max_results is not None:
         args["max_results"] = max_results
         what += f" with max_results {max_results}"
-    Tree(home.path).build({"files": files})
+    Tree(home.memory_root).build({"files": files})
     result = impl.call("tools.call", {"home": str(home.path), "calls": [
         {"name": tool, "arguments": json.dumps(args)}]})["results"]
     assert len(result) == 1, f"tools.call with one {tool} call did not answer one result"

@@ -106,7 +106,7 @@ def test_floored_now(impl: Adapter, home: CodexHome, clock: HarnessClock) -> Non
 
 @check("read.usage.feeds-selection", title="a cited memory outranks an uncited, newer one in "
        "the next consolidation", rules=("USAGE-04", "P2-SEL-02"), level="SHOULD",
-       area="read", needs=NEEDS)
+       area="read", needs=NEEDS, layout="v1")
 def test_feeds_selection(impl: Adapter, home: CodexHome, clock: HarnessClock, model: MockModel,
                          run_startup: StartupRunner) -> None:
     configure(home, {"max_raw_memories_for_consolidation": 1})

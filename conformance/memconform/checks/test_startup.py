@@ -11,7 +11,7 @@ import pytest
 from memconform.checks import consolidation
 from memconform.checks.stage1 import VALID_OUTPUT, configure, extracted_once, job, output
 from memconform.fixtures import StartupRunner
-from memconform.home import CodexHome, Thread
+from memconform.home import LAYOUT_PATHS, CodexHome, Thread
 from memconform.mockmodel import MockModel, json_output
 from memconform.registry import check
 from memconform.verdicts import fail, produced
@@ -301,7 +301,7 @@ def test_ext_not_overwritten(home: CodexHome, run_startup: StartupRunner) -> Non
 
 
 @check("startup.root.symlinked", title="a memory root that is a symlink to a directory is "
-       "used through the link", rules="START-03", level="MUST", area="startup")
+       "used through the link", rules="START-03", level="MUST", area="startup", layout="v1")
 def test_root_symlinked(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     target = home.path / "memories-elsewhere"
     target.mkdir()
@@ -361,3 +361,45 @@ def test_root_unusable(home: CodexHome, model: MockModel, run_startup: StartupRu
     run_startup(home)
     extracted_once(model, thread.id, f"the eligible thread (control: memories/ no longer "
                    f"{what})")
+
+
+# case -> (the [memories] keys, the layouts whose pipeline must run)
+LAYOUT_RUNS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "version-v1": ({"version": "v1"}, ("v1",)),
+    "version-v2": ({"version": "v2"}, ("v2",)),
+    "dual-write-from-v1": ({"version": "v1", "dual_write": True}, ("v1", "v2")),
+}
+
+
+def _layout_rows(home: CodexHome, layout: str, table: str) -> list[dict[str, Any]]:
+    db = home.path / LAYOUT_PATHS[layout][1]
+    return home.query(db, f"SELECT * FROM {table}") if db.is_file() else []
+
+
+@check("startup.layout.runs", title="memories.version picks the layout whose DB and folder a "
+       "startup uses; dual_write from v1 runs both", rules=("LAYOUT-01", "LAYOUT-02"),
+       level="MUST", area="startup", codex_since="0.155.0")
+@pytest.mark.parametrize("case", list(LAYOUT_RUNS))
+def test_layout_runs(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                     case: str) -> None:
+    keys, runs = LAYOUT_RUNS[case]
+    consolidation.configure(home, keys)
+    thread = home.add_thread()
+    model.on("stage1", json_output(VALID_OUTPUT))
+    run_startup(home)
+    for layout in ("v1", "v2"):
+        folder, db = LAYOUT_PATHS[layout]
+        stage1 = [r for r in _layout_rows(home, layout, "jobs") if r["kind"] == "memory_stage1"]
+        outputs = _layout_rows(home, layout, "stage1_outputs")
+        if layout in runs:
+            assert [r["job_key"] for r in stage1] == [thread.id], \
+                f"{db} does not hold the thread's stage-1 job ({case})"
+            assert [r["thread_id"] for r in outputs] == [thread.id], \
+                f"{db} does not hold the thread's stage-1 output ({case})"
+            summaries = home.path / folder / "rollout_summaries"
+            assert summaries.is_dir() and any(thread.id in p.read_text(encoding="utf-8")
+                                              for p in summaries.glob("*.md")), \
+                f"{folder}/rollout_summaries/ holds no summary of the thread ({case})"
+        else:
+            assert stage1 == [] and outputs == [], \
+                f"{db} got stage-1 jobs or outputs, but layout {layout} must not run ({case})"

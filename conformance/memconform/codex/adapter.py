@@ -38,6 +38,7 @@ PROTOCOL_VERSION = 1
 CAPABILITIES = ("startup", "agent.apply_patch", "turn.instructions", "turn.message",
                 "memory.tools", "turn.event", "auth.chatgpt")
 SUMMARY_BEGINS = "========= MEMORY_SUMMARY BEGINS ========="
+SUMMARY_ENDS = "========= MEMORY_SUMMARY ENDS ========="
 FEATURE_OFF = ["-c", "features.memories=false"]
 CALL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
 DRIVEN_LAYOUTS = ("v1", "v2")  # the layouts memconform's checks are written for
@@ -153,11 +154,20 @@ class CodexAdapter:
         return result.turn.requests[0]
 
     def turn_instructions(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The developer text parts from the one holding the summary's begin line through the
+        one holding its end line (one part in layout v1; pieces of it in v2)."""
         request = self._first_request(Path(args["home"]))
-        fragments = [part.get("text", "") for item in request.get("input", [])
-                     if isinstance(item, dict) and item.get("role") == "developer"
-                     for part in item.get("content") or []
-                     if SUMMARY_BEGINS in str(part.get("text", ""))]
+        fragments: list[str] = []
+        for item in request.get("input", []):
+            if not isinstance(item, dict) or item.get("role") != "developer":
+                continue
+            texts = [str(part.get("text", "")) for part in item.get("content") or []]
+            begin = next((i for i, t in enumerate(texts) if SUMMARY_BEGINS in t), None)
+            if begin is None:
+                continue
+            end = next((i for i in range(begin, len(texts)) if SUMMARY_ENDS in texts[i]),
+                       begin)
+            fragments.extend(texts[begin:end + 1])
         return {"developer_fragments": fragments}
 
     def turn_tools(self, args: dict[str, Any]) -> dict[str, Any]:

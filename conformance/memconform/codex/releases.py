@@ -33,7 +33,11 @@ class Release:
     validates_agent_artifacts: bool
     databases: dict[str, int]
     driven: str
-    expectations: str | None
+    expectations: str | None  # layout v1
+    expectations_v2: str | None = None  # layout v2
+
+    def expectations_for(self, layout: str) -> str | None:
+        return self.expectations_v2 if layout == "v2" else self.expectations
 
     @property
     def package(self) -> str:
@@ -89,7 +93,8 @@ def _load(folder_version: str, text: str) -> Release:
             consolidation_model=str(data["consolidation_model"]),
             validates_agent_artifacts=bool(data["validates_agent_artifacts"]),
             databases={str(k): int(v) for k, v in data["databases"].items()},
-            driven=str(data["driven"]), expectations=data.get("expectations"))
+            driven=str(data["driven"]), expectations=data.get("expectations"),
+            expectations_v2=data.get("expectations_v2"))
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ReleaseError(f"{where}: {type(exc).__name__}: {exc}") from exc
     problems = []
