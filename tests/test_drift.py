@@ -9,11 +9,14 @@ from typing import Any
 from conftest import run_cli
 
 
-def write_report(folder: Path, version: str, records: list[dict[str, Any]]) -> Path:
+def write_report(folder: Path, version: str, records: list[dict[str, Any]],
+                 layout: str | None = None) -> Path:
     folder.mkdir(parents=True)
     header = {"type": "header", "implementation": {"name": "codex-cli", "version": version,
                                                    "spec": f"codex@{version}"},
               "config": {"impl": f"codex@{version}"}}
+    if layout is not None:
+        header["implementation"]["follows"] = {"codex": version, "layout": layout}
     lines = [header, *({"type": "check", "area": "phase2", "level": "MUST",
                         "rules": ["P2-RUN-01"], "title": "t " + r["id"], "sentence": "",
                         **r} for r in records),
@@ -66,3 +69,23 @@ def test_matrix_refuses_an_unknown_release(tmp_path: Path) -> None:
     result = run_cli("matrix", "--release", "0.150.0", cwd=tmp_path)
     assert result.returncode == 2
     assert "Codex 0.150.0 is not a release memconform knows" in result.stderr
+
+
+def test_matrix_refuses_a_layout_the_release_lacks(tmp_path: Path) -> None:
+    result = run_cli("matrix", "--release", "0.144.6/v2", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Codex 0.144.6 has no memory layout 'v2'" in result.stderr
+
+
+def test_drift_compares_each_layout_among_its_releases(tmp_path: Path) -> None:
+    reports = [write_report(tmp_path / name, version, [{"id": "a", "status": status}], layout)
+               for name, version, layout, status in (
+                   ("a", "0.144.6", None, "pass"), ("b", "0.155.0", "v1", "fail"),
+                   ("c", "0.155.0", "v2", "pass"), ("d", "0.171.0", "v2", "fail"))]
+    result = run_cli("drift", *map(str, reports), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "## codex-cli 0.144.6 → codex-cli 0.155.0: 1 change(s)" in text
+    assert "## codex-cli 0.155.0 (layout v2) → codex-cli 0.171.0 (layout v2): 1 change(s)" \
+        in text
+    assert "0.155.0 → codex-cli 0.155.0 (layout v2)" not in text

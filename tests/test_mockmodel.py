@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -181,3 +182,16 @@ def test_agent_artifacts_wait_for_tool_calls_and_spare_failures(mock: mm.MockMod
     mock.on("consolidation", mm.message("done"))
     assert send(mock, {"input": []}, headers=CONSOLIDATION).output_text() == "done", \
         "artifacts were written over files the agent already left"
+
+
+def test_stage1_answers_are_fitted_to_a_schema_without_raw_memory(mock: mm.MockModel) -> None:
+    v2 = {**STAGE1_BODY, "text": {"format": {**STAGE1_BODY["text"]["format"], "schema": {
+        "properties": {"rollout_summary": {}, "rollout_slug": {}}}}}}
+    answer = {"raw_memory": "m", "rollout_summary": "s", "rollout_slug": None, "extra": 1}
+    mock.on("stage1", mm.json_output(answer), repeat_last=True)
+    assert json.loads(send(mock, v2).output_text()) == {
+        "rollout_summary": "s", "rollout_slug": None, "extra": 1}
+    assert json.loads(send(mock, STAGE1_BODY).output_text()) == answer  # no properties given
+    mock.reset()
+    mock.on("stage1", mm.json_output(answer, exact=True))
+    assert json.loads(send(mock, v2).output_text()) == answer

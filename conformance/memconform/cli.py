@@ -562,40 +562,46 @@ def drift_command(reports: tuple[Path, ...], out: Path | None) -> None:
               default=Path("memconform-matrix"), show_default=True,
               help="One report folder per release under it.")
 @click.option("--release", "chosen", multiple=True,
-              help="Only this release (repeatable; default: every release memconform knows).")
+              help="Only this release, VERSION or VERSION/LAYOUT (repeatable; default: every "
+                   "release memconform knows, in each of its layouts).")
 @click.option("--drift", "drift_out", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Write the drift report over the releases' reports here.")
 @click.option("-n", "workers", type=click.IntRange(min=0), default=4, show_default=True)
 @click.argument("run_args", nargs=-1, type=click.UNPROCESSED)
 def matrix_command(report_dir: Path, chosen: tuple[str, ...], drift_out: Path | None,
                    workers: int, run_args: tuple[str, ...]) -> None:
-    """The suite against each Codex release, with its expectations and --strict-expectations
-    (extra arguments after -- go to each `memconform run`), then the drift report."""
+    """The suite against each Codex release and layout, with its expectations and
+    --strict-expectations (extra arguments after -- go to each `memconform run`), then the
+    drift report (each layout's releases compared among themselves)."""
     import time
 
     from memconform import compare, drift
     from memconform.codex import releases
 
     try:
-        versions = [releases.get(v).version for v in chosen] or list(releases.known())
+        targets = [_matrix_target(spec) for spec in chosen] or [
+            (version, layout) for version, release in releases.known().items()
+            for layout in release.layouts]
     except releases.ReleaseError as exc:
         raise click.UsageError(str(exc)) from exc
+    targets.sort(key=lambda t: (t[1], releases.known_order(t[0])))
     table = Table(title="releases")
-    for column in ("release", "exit", "seconds", "report"):
+    for column in ("release", "layout", "exit", "seconds", "report"):
         table.add_column(column)
-    codes = []
-    for version in versions:
+    codes, reports = [], []
+    for version, layout in targets:
         started = time.monotonic()
+        folder = report_dir / (version if layout == "v1" else f"{version}-{layout}")
         code = subprocess.run(
-            [sys.executable, "-m", "memconform", "run", "--impl", f"codex@{version}", "-n",
-             str(workers), "-q", "--strict-expectations", "--report-dir",
-             str(report_dir / version), *run_args], check=False).returncode
+            [sys.executable, "-m", "memconform", "run", "--impl", f"codex@{version}/{layout}",
+             "-n", str(workers), "-q", "--strict-expectations", "--report-dir", str(folder),
+             *run_args], check=False).returncode
         codes.append(code)
-        table.add_row(version, str(code), f"{time.monotonic() - started:.0f}",
-                      escape(str(report_dir / version)))
+        reports.append(folder / "report.jsonl")
+        table.add_row(version, layout, str(code), f"{time.monotonic() - started:.0f}",
+                      escape(str(folder)))
     console.print(table)
     if drift_out is not None:
-        reports = [report_dir / v / "report.jsonl" for v in versions]
         try:
             drift_out.write_text(drift.markdown(compare.load(reports)), encoding="utf-8")
         except compare.CompareError as exc:
@@ -603,6 +609,19 @@ def matrix_command(report_dir: Path, chosen: tuple[str, ...], drift_out: Path | 
             sys.exit(rep.EXIT_HARNESS)
         console.print(f"drift report written to {escape(str(drift_out))}")
     sys.exit(max(codes, default=0))
+
+
+def _matrix_target(spec: str) -> tuple[str, str]:
+    """`VERSION[/LAYOUT]` -> (version, layout) of a known release (layout v1 unless named)."""
+    from memconform.codex import releases
+
+    version, _, layout = spec.partition("/")
+    release = releases.get(version)
+    layout = layout or "v1"
+    if layout not in release.layouts:
+        raise releases.ReleaseError(f"Codex {version} has no memory layout {layout!r} (it has "
+                                    f"{', '.join(release.layouts)})")
+    return release.version, layout
 
 
 @main.command("merge")

@@ -35,6 +35,12 @@ class Side:
     records: dict[str, dict[str, Any]]
 
 
+def layout_of(header: dict[str, Any]) -> str:
+    """The memory layout a report's implementation used (v1 for reports that do not say)."""
+    follows = (header.get("implementation") or {}).get("follows") or {}
+    return str(follows.get("layout") or "v1")
+
+
 def load(paths: list[Path]) -> list[Side]:
     if len(paths) < 2:
         raise CompareError("give at least two reports")
@@ -47,6 +53,8 @@ def load(paths: list[Path]) -> list[Side]:
             raise CompareError(str(exc)) from exc
         impl = header["implementation"]
         label = f"{impl.get('name', impl.get('spec'))} {impl.get('version', '')}".strip()
+        if layout_of(header) != "v1":
+            label += f" (layout {layout_of(header)})"
         seen[label] += 1
         if seen[label] > 1:
             label = f"{label} #{seen[label]}"

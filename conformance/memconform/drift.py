@@ -1,5 +1,6 @@
 """The drift report: what changed in Codex's memories from one release to the next, check by
-check, from the reports of the suite against each release (oldest first).
+check, from the reports of the suite against each release (oldest first; the releases of each
+memory layout are compared among themselves).
 
 A check drifts between two releases when its status changes, or when it keeps an expected
 status for a different reason. Each entry names the check's rules, its title, and why: the
@@ -12,7 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from memconform.compare import CompareError, Side
+from memconform.compare import CompareError, Side, layout_of
 from memconform.report import NOT_RUN
 
 _EXPECTED = ("xfail", "xpass")
@@ -47,8 +48,11 @@ def changes(older: Side, newer: Side) -> list[dict[str, Any]]:
 def markdown(sides: list[Side]) -> str:
     if len(sides) < 2:
         raise CompareError("the drift report needs the reports of at least two releases")
-    labels = [s.label for s in sides]
-    lines = [f"# Drift: {' → '.join(labels)}", "",
+    chains: dict[str, list[str]] = {}
+    for side in sides:
+        chains.setdefault(layout_of(side.header), []).append(side.label)
+    title = "; ".join(" → ".join(labels) for labels in chains.values())
+    lines = [f"# Drift: {title}", "",
              "What changed in the memory pipeline from one release to the next, as the "
              "conformance suite sees it. Each entry: the check, its rules, the status before and "
              "after, and why (the newer release's expectation, with its evidence, or what the "
@@ -64,6 +68,8 @@ def markdown(sides: list[Side]) -> str:
         lines.append(f"| {side.label} | `{config.get('impl', side.path)}` | "
                      + " | ".join(map(str, shown)) + " |")
     for older, newer in itertools.pairwise(sides):
+        if layout_of(older.header) != layout_of(newer.header):
+            continue  # each layout's releases form their own chain
         found = changes(older, newer)
         lines += ["", f"## {older.label} → {newer.label}: {len(found)} change(s)", ""]
         if not found:

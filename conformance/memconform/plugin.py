@@ -432,7 +432,8 @@ class _Recorder:
             protocol_version=handshake.protocol_version,
             capabilities=sorted(handshake.capabilities),
             scope=None if handshake.scope is None else sorted(handshake.scope),
-            details=handshake.raw["implementation"])
+            details=handshake.raw["implementation"],
+            follows={"codex": handshake.follows[0], "layout": handshake.follows[1]})
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)

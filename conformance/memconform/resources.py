@@ -68,6 +68,13 @@ def fixture_json(*parts: str) -> Any:
 
 
 @cache
+def layout_checks(layout: str) -> frozenset[str]:
+    """Ids of the checks about one memory layout only (`layout`)."""
+    manifest = json.loads(doc("MANIFEST.json").read_text(encoding="utf-8"))
+    return frozenset(c["id"] for c in manifest["checks"] if c.get("layout") == layout)
+
+
+@cache
 def later_release_checks() -> frozenset[str]:
     """Ids of the checks whose rules begin after the baseline release (`codex_since`)."""
     manifest = json.loads(doc("MANIFEST.json").read_text(encoding="utf-8"))

@@ -75,6 +75,11 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
+def known_order(version: str) -> tuple[int, ...]:
+    """A sort key that puts releases oldest first."""
+    return _key(version)
+
+
 def at_least(version: str, since: str) -> bool:
     """Whether release `version` is `since` or later (both `X.Y.Z`)."""
     return _key(version) >= _key(since)

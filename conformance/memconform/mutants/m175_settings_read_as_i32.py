@@ -18,9 +18,9 @@ def _wrap(value: Any) -> Any:
     return (value + 2**31) % 2**32 - 2**31
 
 
-def _memories(table: dict[str, Any], source: str) -> config.MemoriesConfig:
+def _memories(table: dict[str, Any], source: str, *rest: Any) -> config.MemoriesConfig:
     return _original({k: _wrap(v) if k in config.INT_KEYS else v for k, v in table.items()},
-                     source)
+                     source, *rest)
 
 
 def factory() -> ReferenceAdapter:

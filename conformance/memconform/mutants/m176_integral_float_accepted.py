@@ -16,9 +16,9 @@ def _integral(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def _memories(table: dict[str, Any], source: str) -> config.MemoriesConfig:
+def _memories(table: dict[str, Any], source: str, *rest: Any) -> config.MemoriesConfig:
     return _original({k: _integral(v) if k in config.INT_KEYS else v
-                      for k, v in table.items()}, source)
+                      for k, v in table.items()}, source, *rest)
 
 
 def factory() -> ReferenceAdapter:

@@ -14,11 +14,11 @@ MUTANT = Mutant("m177-zero-means-default", __doc__ or "",
 _original = config._memories
 
 
-def _memories(table: dict[str, Any], source: str) -> config.MemoriesConfig:
+def _memories(table: dict[str, Any], source: str, *rest: Any) -> config.MemoriesConfig:
     # the bug: `value or default`
     return _original({k: v for k, v in table.items()
                       if not (k in config.INT_KEYS and v == 0 and not isinstance(v, bool))},
-                     source)
+                     source, *rest)
 
 
 def factory() -> ReferenceAdapter:

@@ -11,5 +11,5 @@ MUTANT = Mutant("m193-artifacts-not-validated", __doc__ or "",
 
 
 def factory() -> ReferenceAdapter:
-    patch(phase2, "artifacts_problem", lambda root: None)
+    patch(phase2, "artifacts_problem", lambda root, layout="v1": None)
     return ReferenceAdapter(releases.get("0.155.0"))

@@ -11,7 +11,7 @@ MUTANT = Mutant("m194-artifacts-first-line-stripped", __doc__ or "",
                 ("p2.run.invalid-artifacts[summary-v1-trailing-space]",))
 
 
-def _lenient(root: Path) -> str | None:
+def _lenient(root: Path, layout: str = "v1") -> str | None:
     if not (root / "MEMORY.md").is_file():
         return "MEMORY.md is missing"
     summary = root / "memory_summary.md"

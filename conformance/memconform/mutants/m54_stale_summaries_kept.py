@@ -11,7 +11,7 @@ MUTANT = Mutant("m54-stale-summaries-kept", __doc__ or "",
                 ("p2.fs.stale-summaries", "p2.diff.forgetting"))
 
 
-def sync_inputs(root: Path, selected: list[Selected]) -> None:
+def sync_inputs(root: Path, selected: list[Selected], raw_memories: bool = True) -> None:
     folder = root / materialize.SUMMARIES_DIR
     folder.mkdir(parents=True, exist_ok=True)
     for memory in selected:

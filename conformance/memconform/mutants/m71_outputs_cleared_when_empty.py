@@ -11,12 +11,12 @@ from memref.selection import Selected
 MUTANT = Mutant("m71-outputs-cleared-when-empty", __doc__ or "", ("p2.fs.outputs-kept",))
 
 
-def sync_inputs(root: Path, selected: list[Selected]) -> None:
+def sync_inputs(root: Path, selected: list[Selected], raw_memories: bool = True) -> None:
     if not selected:
         for name in ("MEMORY.md", "memory_summary.md"):
             (root / name).unlink(missing_ok=True)
         shutil.rmtree(root / "skills", ignore_errors=True)
-    materialize.sync_inputs(root, selected)
+    materialize.sync_inputs(root, selected, raw_memories)
 
 
 def factory() -> ReferenceAdapter:
