@@ -12,12 +12,14 @@ from typing import Any
 from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, Reply, custom_tool_call, has_tool_output, message
+from memconform.verdicts import produced
 
 DAY_S = 86_400
 GLOBAL = "memory_consolidate_global"
 COOLDOWN_S = 21_600
 DIFF_FILE = "phase2_workspace_diff.md"
 RAW = "raw_memories.md"
+THREAD_LINE = re.compile(r"^thread_id: (\S+)$", re.MULTILINE)
 SUMMARIES = "rollout_summaries"
 EMPTY_RAW = "# Raw Memories\n\nNo raw memories yet.\n"
 DONE = "Memory is up to date."
@@ -108,9 +110,20 @@ def marks(home: CodexHome) -> dict[str, tuple[int, int | None]]:
             for r in home.query(home.memories_db, "SELECT * FROM stage1_outputs")}
 
 
+def inputs_listed(home: CodexHome, entries: list[str]) -> list[str]:
+    """`entries` (paths or diff status lines) without raw_memories.md's in layout v2, which
+    has no such file (P2-V2-01)."""
+    return [e for e in entries if not e.endswith(RAW)] if home.layout == "v2" else entries
+
+
 def raw_threads(home: CodexHome) -> list[str]:
-    """The thread ids of `raw_memories.md`'s sections, in file order."""
-    return SECTION.findall((home.memory_root / RAW).read_text(encoding="utf-8"))
+    """The thread ids of `raw_memories.md`'s sections, in file order; in layout v2, which has
+    no such file, those of the summary files' `thread_id:` lines, sorted."""
+    if home.layout == "v2":
+        folder = home.memory_root / SUMMARIES
+        return sorted((m for name in summary_files(home) for m in THREAD_LINE.findall(
+            (folder / name).read_text(encoding="utf-8"))), key=str.encode)
+    return SECTION.findall(produced(home.memory_root / RAW, RAW))
 
 
 def summary_files(home: CodexHome) -> list[str]:

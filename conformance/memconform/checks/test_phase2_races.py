@@ -11,6 +11,7 @@ from memconform.checks.consolidation import (
     DONE,
     GLOBAL,
     RAW,
+    SUMMARIES,
     add_file,
     agent_finishes,
     agent_patches,
@@ -19,6 +20,7 @@ from memconform.checks.consolidation import (
     configure,
     consolidations,
     global_job,
+    inputs_listed,
     seed_memory,
     status,
 )
@@ -42,7 +44,7 @@ def baseline(root: Path) -> Path:
 
 
 @check("p2.race.one-agent", title="startups racing on one home run one consolidation agent "
-       "and leave one clean baseline", rules="P2-RUN-07", level="MUST", area="phase2", layout="v1")
+       "and leave one clean baseline", rules="P2-RUN-07", level="MUST", area="phase2")
 def test_one_agent(home: CodexHome, model: MockModel, clock: HarnessClock,
                    impl_pool: Callable[[int], list[Adapter]]) -> None:
     configure(home)
@@ -58,7 +60,11 @@ def test_one_agent(home: CodexHome, model: MockModel, clock: HarnessClock,
     root = baseline(home.memory_root)
     assert len(commits(root)) == 1, \
         "the racing startups did not leave exactly one baseline commit in the memory root"
-    assert RAW in committed_files(root), f"the baseline commit does not contain {RAW}"
+    committed = committed_files(root)
+    assert set(inputs_listed(home, [RAW])) <= set(committed) and any(
+        name.startswith(f"{SUMMARIES}/") for name in committed), \
+        f"the baseline commit does not contain the synced inputs ({RAW} in layout v1, " \
+        f"{SUMMARIES}/)"
     assert status(root) == "", "the memory root has uncommitted changes after the race"
 
 

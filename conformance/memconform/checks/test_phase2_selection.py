@@ -3,7 +3,6 @@ seen through `raw_memories.md`, the summary files and the selection marks after 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -12,12 +11,12 @@ from memconform.checks.consolidation import (
     DONE,
     EMPTY_RAW,
     RAW,
-    SECTION,
     SUMMARIES,
     agent_finishes,
     configure,
     global_job,
     marks,
+    raw_threads,
     seed_memory,
     summary_files,
 )
@@ -27,21 +26,10 @@ from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, message
 from memconform.registry import check
 from memconform.resources import fixture_json
-from memconform.verdicts import fail, produced
+from memconform.verdicts import fail
 
 CASES = fixture_json("phase2", "selection.json")["cases"]
-THREAD_LINE = re.compile(r"^thread_id: (\S+)$", re.MULTILINE)
 RULES = ("P2-SEL-01", "P2-SEL-02", "P2-SEL-03")
-
-
-def raw_threads(home: CodexHome) -> list[str]:
-    """The thread ids of `raw_memories.md`'s sections, in file order; in layout v2, which has
-    no such file, those of the summary files' `thread_id:` lines, sorted."""
-    if home.layout == "v2":
-        folder = home.memory_root / SUMMARIES
-        return sorted((m for name in summary_files(home) for m in THREAD_LINE.findall(
-            (folder / name).read_text(encoding="utf-8"))), key=str.encode)
-    return SECTION.findall(produced(home.memory_root / RAW, RAW))
 
 
 def seed(home: CodexHome, clock: HarnessClock, spec: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ from memconform.checks.consolidation import (
     expire_cooldown,
     git,
     global_job,
+    inputs_listed,
     one_memory_run,
     seed_memory,
     summary_files,
@@ -169,7 +170,7 @@ def stem_of(home: CodexHome, thread_id: str) -> str:
 @check("p2.git.first-baseline", title="the first consolidation commits the root as it was "
        "before the inputs were written, so every input shows as added", rules=("GIT-01",
                                                                                 "GIT-03"),
-       level="MUST", area="phase2", layout="v1")
+       level="MUST", area="phase2")
 def test_first_baseline(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home)
@@ -205,10 +206,10 @@ def test_first_baseline(home: CodexHome, model: MockModel, run_startup: StartupR
     assert [f for f in files if f.startswith(f"{SUMMARIES}/")] == [], \
         "the first baseline already holds rollout summaries: it was committed after the " \
         "inputs were written"
-    assert _diff_status(capture.text) == [f"- A {RAW}",
-                                          f"- A {SUMMARIES}/{stem_of(home, thread)}"], \
-        "the diff file of the first consolidation does not list raw_memories.md and the " \
-        "thread's summary as added"
+    assert _diff_status(capture.text) == inputs_listed(home, [
+        f"- A {RAW}", f"- A {SUMMARIES}/{stem_of(home, thread)}"]), \
+        "the diff file of the first consolidation does not list raw_memories.md (layout v1) " \
+        "and the thread's summary as added"
 
 
 @check("p2.git.commit", title="the baseline is one commit \"Initialize Codex git baseline\" "
@@ -286,8 +287,7 @@ def test_commit_floored_now(home: CodexHome, model: MockModel, run_startup: Star
 
 
 @check("p2.git.clean-after-success", title="after a success the tree is committed, clean, and "
-       "the diff file is gone", rules=("GIT-04", "DIFF-01"), level="MUST", area="phase2",
-       layout="v1")
+       "the diff file is gone", rules=("GIT-04", "DIFF-01"), level="MUST", area="phase2")
 def test_clean_after_success(home: CodexHome, model: MockModel,
                              run_startup: StartupRunner) -> None:
     configure(home)
@@ -301,7 +301,8 @@ def test_clean_after_success(home: CodexHome, model: MockModel,
     assert _status(root, when) == "", \
         "the memory root has uncommitted changes after the successful consolidation"
     files = _committed(root, when)
-    assert RAW in files, "raw_memories.md is not committed after the successful consolidation"
+    assert set(inputs_listed(home, [RAW])) <= set(files), \
+        "raw_memories.md is not committed after the successful consolidation"
     assert f"{SUMMARIES}/{stem_of(home, thread)}" in files, \
         "the thread's rollout summary is not committed after the successful consolidation"
     assert DIFF_FILE not in files, "the diff file was committed with the agent's outputs"
@@ -333,10 +334,10 @@ def test_history_reset(home: CodexHome, model: MockModel, run_startup: StartupRu
 
 @check("p2.git.failure-stays-dirty", title="after a failed consolidation the synced inputs "
        "stay uncommitted and the diff file stays", rules=("GIT-04", "P2-RUN-05"),
-       level="MUST", area="phase2", layout="v1")
+       level="MUST", area="phase2")
 def test_failure_stays_dirty(home: CodexHome, model: MockModel,
                              run_startup: StartupRunner) -> None:
-    one_memory_run(home, model, run_startup, http_error(500))
+    thread = one_memory_run(home, model, run_startup, http_error(500))
     if consolidations(model) == 0:
         fail("the consolidation agent never started, so there was no failed consolidation "
              "to leave the workspace dirty")
@@ -344,10 +345,11 @@ def test_failure_stays_dirty(home: CodexHome, model: MockModel,
     assert (root / DIFF_FILE).is_file(), \
         "the diff file was removed after the failed consolidation"
     when = "after the failed consolidation"
-    assert RAW not in _committed(root, when), \
-        "raw_memories.md was committed after the failed consolidation"
-    assert RAW in _status(root, when), \
-        "raw_memories.md does not show as uncommitted after the failed consolidation"
+    for synced in (*inputs_listed(home, [RAW]), f"{SUMMARIES}/{stem_of(home, thread)}"):
+        assert synced not in _committed(root, when), \
+            f"{synced} was committed after the failed consolidation"
+        assert synced.split("/")[0] in _status(root, when), \
+            f"{synced} does not show as uncommitted after the failed consolidation"
 
 
 @check("p2.git.baseline-kept", title="a usable baseline is kept: a hand edit since the last "
@@ -378,12 +380,12 @@ UNUSABLE = {  # name: what is at <root>/.git before the run
 
 
 @check("p2.git.unusable-recreated", title="unusable git metadata is replaced by a fresh "
-       "baseline and the run goes on", rules="GIT-01", level="MUST", area="phase2", layout="v1")
+       "baseline and the run goes on", rules="GIT-01", level="MUST", area="phase2")
 @pytest.mark.parametrize("case", sorted(UNUSABLE))
 def test_unusable_recreated(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                             case: str) -> None:
     configure(home)
-    seed_memory(home)
+    thread = seed_memory(home)
     home.memory_root.mkdir(parents=True)
     spec = UNUSABLE[case]
     metadata = home.memory_root / ".git"
@@ -398,24 +400,25 @@ def test_unusable_recreated(home: CodexHome, model: MockModel, run_startup: Star
     when = f"after the consolidation over unusable git metadata ({case})"
     assert len(_commits(home.memory_root, when)) == 1, \
         "the unusable git metadata was not replaced by one fresh baseline commit"
-    assert RAW in _committed(home.memory_root, when), \
-        "raw_memories.md is not committed after the consolidation over unusable git metadata"
+    synced = inputs_listed(home, [RAW, f"{SUMMARIES}/{stem_of(home, thread)}"])
+    assert set(synced) <= set(_committed(home.memory_root, when)), \
+        "the synced inputs are not committed after the consolidation over unusable git metadata"
 
 
 @check("p2.git.no-ignore-rules", title="a .gitignore in the root hides nothing from the "
-       "workspace diff", rules="GIT-02", level="MUST", area="phase2", layout="v1")
+       "workspace diff", rules="GIT-02", level="MUST", area="phase2")
 def test_no_ignore_rules(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home)
     home.memory_root.mkdir(parents=True)
     (home.memory_root / ".gitignore").write_text("*.md\nrollout_summaries/\n")
     capture = _captured_run(home, model, run_startup)
-    assert _diff_status(capture.text) == [f"- A {RAW}",
-                                          f"- A {SUMMARIES}/{stem_of(home, thread)}"], \
+    synced = inputs_listed(home, [RAW, f"{SUMMARIES}/{stem_of(home, thread)}"])
+    assert _diff_status(capture.text) == [f"- A {path}" for path in synced], \
         "with a .gitignore ignoring *.md and rollout_summaries/, the diff file does not list " \
-        "raw_memories.md and the thread's summary as added"
-    assert RAW in _committed(home.memory_root, "after the consolidation"), \
-        "raw_memories.md is not committed: the .gitignore hid it from the workspace"
+        "raw_memories.md (layout v1) and the thread's summary as added"
+    assert set(synced) <= set(_committed(home.memory_root, "after the consolidation")), \
+        "the synced inputs are not committed: the .gitignore hid them from the workspace"
 
 
 # -- the diff file ------------------------------------------------------------------------
@@ -438,14 +441,15 @@ def layout_ok(text: str) -> None:
 
 
 @check("p2.diff.layout", title="the diff file has the title, a status list and a fenced "
-       "unified diff", rules="DIFF-01", level="MUST", area="phase2", layout="v1")
+       "unified diff", rules="DIFF-01", level="MUST", area="phase2")
 def test_layout(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home, raw="- marker-raw-line")
     text = _captured_run(home, model, run_startup).text
     layout_ok(text)
-    assert "\n+- marker-raw-line\n" in text, \
-        "the diff does not show the added raw memory's line as added"
+    if home.layout == "v1":  # layout v2 has no raw memories
+        assert "\n+- marker-raw-line\n" in text, \
+            "the diff does not show the added raw memory's line as added"
     assert f"\n+thread_id: {thread}\n" in text, \
         "the diff does not show the added summary's thread_id line as added"
 
@@ -462,7 +466,7 @@ FORGET: dict[str, Any] = {
 
 @check("p2.diff.forgetting", title="a forgotten thread shows as a deleted summary and a "
        "modified raw_memories.md", rules=("GIT-03", "DIFF-01", "FS-05"), level="MUST",
-       area="phase2", layout="v1")
+       area="phase2")
 @pytest.mark.parametrize("case", sorted(FORGET))
 def test_forgetting(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                     case: str) -> None:
@@ -473,9 +477,10 @@ def test_forgetting(home: CodexHome, model: MockModel, run_startup: StartupRunne
     name = stem_of(home, gone)
     FORGET[case](home, gone)
     text = _captured_run(home, model, run_startup).text
-    assert _diff_status(text) == [f"- M {RAW}", f"- D {SUMMARIES}/{name}"], \
+    assert _diff_status(text) == inputs_listed(home, [f"- M {RAW}",
+                                                      f"- D {SUMMARIES}/{name}"]), \
         "the diff file does not list the forgotten thread as its summary deleted and " \
-        "raw_memories.md modified"
+        "raw_memories.md (layout v1) modified"
     assert "\n-- marker-forgotten-summary\n" in text, \
         "the diff does not show the forgotten summary's line as removed"
     assert name not in summary_files(home), \
@@ -483,7 +488,7 @@ def test_forgetting(home: CodexHome, model: MockModel, run_startup: StartupRunne
 
 
 @check("p2.diff.refreshed", title="a re-extracted thread shows its summary and raw_memories.md "
-       "as modified", rules=("GIT-03", "DIFF-01"), level="MUST", area="phase2", layout="v1")
+       "as modified", rules=("GIT-03", "DIFF-01"), level="MUST", area="phase2")
 def test_refreshed(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     thread = seed_memory(home, raw="- old fact")
@@ -495,14 +500,17 @@ def test_refreshed(home: CodexHome, model: MockModel, run_startup: StartupRunner
                               rollout_summary="A newer summary.",
                               source_updated_at=row["source_updated_at"] + 60)
     text = _captured_run(home, model, run_startup).text
-    assert _diff_status(text) == [f"- M {RAW}", f"- M {SUMMARIES}/{name}"], \
+    assert _diff_status(text) == inputs_listed(home, [f"- M {RAW}",
+                                                      f"- M {SUMMARIES}/{name}"]), \
         "the diff file does not list the re-extracted thread's summary and raw_memories.md " \
-        "as modified"
-    assert "\n-- old fact\n" in text, "the diff does not show the old raw memory as removed"
-    assert "\n+- new fact\n" in text, "the diff does not show the new raw memory as added"
+        "(layout v1) as modified"
+    assert "\n+A newer summary.\n" in text, "the diff does not show the new summary as added"
+    if home.layout == "v1":  # layout v2 has no raw memories
+        assert "\n-- old fact\n" in text, "the diff does not show the old raw memory as removed"
+        assert "\n+- new fact\n" in text, "the diff does not show the new raw memory as added"
 
 
-@check("p2.diff.sorted", layout="v1", title="the status list is sorted by path", rules="GIT-03",
+@check("p2.diff.sorted", title="the status list is sorted by path", rules="GIT-03",
        level="MUST", area="phase2")
 def test_sorted(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
@@ -518,8 +526,8 @@ def test_sorted(home: CodexHome, model: MockModel, run_startup: StartupRunner) -
     home.execute(home.memories_db, "DELETE FROM stage1_outputs WHERE rowid IN "
                  "(SELECT rowid FROM stage1_outputs LIMIT 2)")
     paths = [line[4:] for line in _diff_status(_captured_run(home, model, run_startup).text)]
-    assert len(paths) == 6, "the status list does not hold the six changes (raw_memories.md, " \
-        "two deleted summaries, three added files)"
+    assert len(paths) == len(inputs_listed(home, [RAW])) + 5, "the status list does not hold " \
+        "the changes (raw_memories.md in layout v1, two deleted summaries, three added files)"
     assert paths == sorted(paths, key=str.encode), \
         "the diff file's status list is not sorted by path (byte order)"
     assert paths[-1] == "skills/demo/SKILL.md", "an added file was not placed by its path"

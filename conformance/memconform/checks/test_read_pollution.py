@@ -13,13 +13,13 @@ from memconform.checks.consolidation import (
     DIFF_FILE,
     DONE,
     RAW,
-    SECTION,
     SUMMARIES,
     Capture,
     agent_finishes,
     configure,
     expire_cooldown,
     global_job,
+    raw_threads,
     seed_memory,
     summary_files,
 )
@@ -30,7 +30,7 @@ from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output, message
 from memconform.registry import check
 from memconform.resources import fixture_json
-from memconform.verdicts import fail, only, produced
+from memconform.verdicts import fail, only
 
 CASES = fixture_json("read", "pollution.json")["cases"]
 NEEDS = ("turn.event",)
@@ -62,11 +62,6 @@ def consolidated(home: CodexHome, model: MockModel, run_startup: StartupRunner,
     assert job["status"] == "done", \
         "the startup's consolidation (the agent finishing at once) did not leave the job done"
     return job
-
-
-def raw_threads(home: CodexHome) -> list[str]:
-    """The thread ids of `raw_memories.md`'s sections, in file order."""
-    return SECTION.findall(produced(home.memory_root / RAW, RAW))
 
 
 def deleted_in_diff(capture: Capture) -> list[str]:
@@ -214,7 +209,7 @@ def test_floored_now(impl: Adapter, home: CodexHome, clock: HarnessClock) -> Non
 
 @check("read.poll.forgotten", title="the consolidation after a selected thread is polluted "
        "drops its raw memory and rollout summary", rules=("POLL-04", "POLL-05"),
-       level="SHOULD", area="read", needs=NEEDS, layout="v1")
+       level="SHOULD", area="read", needs=NEEDS)
 def test_forgotten(impl: Adapter, home: CodexHome, clock: HarnessClock, model: MockModel,
                    run_startup: StartupRunner) -> None:
     configure(home, {"disable_on_external_context": True})

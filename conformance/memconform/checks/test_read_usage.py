@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from memconform.adapters import Adapter
-from memconform.checks.consolidation import RAW, SECTION, agent_finishes, configure, seed_memory
+from memconform.checks.consolidation import (
+    RAW,
+    agent_finishes,
+    configure,
+    raw_threads,
+    seed_memory,
+)
 from memconform.checks.stage1 import assert_now
 from memconform.clock import HarnessClock
 from memconform.fixtures import StartupRunner
@@ -16,7 +22,7 @@ from memconform.home import CodexHome
 from memconform.mockmodel import MockModel
 from memconform.registry import check
 from memconform.resources import fixture_json
-from memconform.verdicts import fail, only, produced
+from memconform.verdicts import fail, only
 
 CASES = fixture_json("read", "usage.json")["cases"]
 NEEDS = ("turn.message",)
@@ -33,11 +39,6 @@ def send(impl: Adapter, home: CodexHome, clock: HarnessClock, text: str) -> dict
     result: dict[str, Any] = impl.call("turn.message", {
         "home": str(home.path), "text": text, "now_ms": clock.request_now(), "seed": 1})
     return result
-
-
-def raw_threads(home: CodexHome) -> list[str]:
-    """The thread ids of `raw_memories.md`'s sections, in file order."""
-    return SECTION.findall(produced(home.memory_root / RAW, RAW))
 
 
 def spell(raw: str, ids: dict[str, str]) -> str:
@@ -106,7 +107,7 @@ def test_floored_now(impl: Adapter, home: CodexHome, clock: HarnessClock) -> Non
 
 @check("read.usage.feeds-selection", title="a cited memory outranks an uncited, newer one in "
        "the next consolidation", rules=("USAGE-04", "P2-SEL-02"), level="SHOULD",
-       area="read", needs=NEEDS, layout="v1")
+       area="read", needs=NEEDS)
 def test_feeds_selection(impl: Adapter, home: CodexHome, clock: HarnessClock, model: MockModel,
                          run_startup: StartupRunner) -> None:
     configure(home, {"max_raw_memories_for_consolidation": 1})
