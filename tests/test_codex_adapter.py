@@ -128,14 +128,13 @@ def test_bad_codex_specs_are_refused(spec: str, problem: str) -> None:
         parse_spec(spec)
 
 
-def test_adapter_refuses_a_layout_the_release_lacks_or_the_checks_do_not_cover(
-        tmp_path: Path) -> None:
+def test_adapter_refuses_a_layout_the_release_lacks(tmp_path: Path) -> None:
     old = fake_codex(tmp_path, "codex-cli 0.144.6")
     reply = CodexAdapter(str(old), None, "v2").handle({"seq": 1, "op": "start", "args": {}})
     assert "Codex 0.144.6 has no memory layout 'v2' (it has v1)" in reply["error"]["message"]
     new = fake_codex(tmp_path, "codex-cli 0.171.0")
     reply = CodexAdapter(str(new), None, "v2").handle({"seq": 1, "op": "start", "args": {}})
-    assert "cover the memory layout v1 only" in reply["error"]["message"]
+    assert reply["result"]["follows"] == {"codex": "0.171.0", "layout": "v2"}
     reply = CodexAdapter(str(new)).handle({"seq": 2, "op": "start", "args": {}})
     assert reply["result"]["implementation"] | {"binary": ""} == {
         "name": "codex-cli", "version": "0.171.0", "language": "rust", "binary": "",
@@ -157,3 +156,22 @@ def test_suite_subset_against_the_real_binary(tmp_path: Path) -> None:
     assert seen["protocol.startup.round-trip"] == "pass"
     assert seen["read.poll.item[mcp-call-pollutes]"] == "unsupported"
     assert sum(s == "pass" for s in seen.values()) >= 35, seen
+
+
+def test_turn_instructions_gathers_the_pieces_of_the_memory_text(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    begins, ends = "========= MEMORY_SUMMARY BEGINS =========", \
+        "========= MEMORY_SUMMARY ENDS ========="
+    developer = {"type": "message", "role": "developer", "content": [
+        {"type": "input_text", "text": "<permissions>"},
+        {"type": "input_text", "text": f"## Memory\n{begins}\nv1\nhead"},
+        {"type": "input_text", "text": "middle"},
+        {"type": "input_text", "text": f"tail\n{ends}\n"},
+        {"type": "input_text", "text": "<skills>"}]}
+    adapter = CodexAdapter(str(fake_codex(tmp_path, "codex-cli 0.171.0")), None, "v2")
+    monkeypatch.setattr(adapter, "_first_request", lambda home: {"input": [developer]})
+    assert adapter.turn_instructions({"home": str(tmp_path)})["developer_fragments"] == [
+        f"## Memory\n{begins}\nv1\nhead", "middle", f"tail\n{ends}\n"]
+    developer["content"] = [{"type": "input_text", "text": f"{begins}\nall\n{ends}"}]
+    assert adapter.turn_instructions({"home": str(tmp_path)})["developer_fragments"] == [
+        f"{begins}\nall\n{ends}"]
