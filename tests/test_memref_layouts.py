@@ -131,3 +131,13 @@ def test_v2_artifacts(tmp_path: Path, text: str, valid: bool) -> None:
     root = _summary(tmp_path / "memories_v2", text)
     assert (artifacts_problem(root, "v2") is None) is valid
     assert artifacts_problem(root, "v1") == "MEMORY.md is missing"
+
+
+@pytest.mark.parametrize("version", list(releases.RELEASES))
+def test_memref_reads_the_keys_each_release_has(version: str) -> None:
+    """The `[memories]` keys memref reads for a release are those observed on its binary."""
+    from memconform.codex import releases as harness
+    from memref.config import ALIASES, _release_keys
+
+    observed = harness.get(version).memories_keys
+    assert _release_keys(releases.get(version)) | set(ALIASES) == observed
