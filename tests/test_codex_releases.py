@@ -11,6 +11,7 @@ from conftest import run_cli
 from memconform import resources
 from memconform.codex import releases
 from memconform.codex.releases import ReleaseError
+from memconform.expectations import Expectations
 
 
 def test_known_releases_oldest_first() -> None:
@@ -30,10 +31,12 @@ def test_migration_counts_match_the_dumps(version: str) -> None:
 
 
 def test_expectations_named_by_a_release_exist() -> None:
-    named = [r.expectations for r in releases.known().values() if r.expectations]
-    assert named
+    named = [name for r in releases.known().values() for layout in r.layouts
+             if (name := r.expectations_for(layout))]
+    assert any(name.endswith("-v2.toml") for name in named)
     for name in named:
         assert resources.doc(name).is_file()
+        Expectations.load(resources.doc(name))
 
 
 @pytest.mark.parametrize(("edit", "problem"), [
@@ -57,9 +60,12 @@ def test_ref_follows_the_release_it_is_given() -> None:
     shake = resolve("ref@0.155.0", timeout_s=30).handshake
     assert shake.follows == ("0.155.0", "v1")
     assert resolve("ref", timeout_s=30).handshake.follows == ("0.144.6", "v1")
-    with pytest.raises(ImplSpecError, match=r"memref implements Codex 0\.144\.6, 0\.155\.0 "
-                                            r"\(memory layout v1\), not '0\.171\.0'"):
-        resolve("ref@0.171.0", timeout_s=30)
+    assert resolve("ref@0.171.0/v2", timeout_s=30).handshake.follows == ("0.171.0", "v2")
+    with pytest.raises(ImplSpecError, match=r"memref implements Codex 0\.144\.6, 0\.155\.0, "
+                                            r"0\.171\.0, not '0\.180\.0'"):
+        resolve("ref@0.180.0", timeout_s=30)
+    with pytest.raises(ImplSpecError, match=r"Codex 0\.144\.6 has no memory layout 'v2'"):
+        resolve("ref@0.144.6/v2", timeout_s=30)
 
 
 def test_release_gate() -> None:
