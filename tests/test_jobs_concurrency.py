@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from memref import jobs, store
+from memref.layout import V1
 from memref.stage1_output import StageOneOutput
 
 NOW = 1_780_315_200
@@ -48,7 +49,7 @@ def test_one_claim_wins_among_racing_processes(tmp_path: Path) -> None:
     store.open_memories_db(tmp_path).close()
     ctx = multiprocessing.get_context("spawn")
     for round_number in range(3):
-        con = sqlite3.connect(tmp_path / store.MEMORIES_DB)
+        con = sqlite3.connect(tmp_path / V1.db_file)
         con.execute("DELETE FROM jobs")
         con.commit()
         con.close()
@@ -65,7 +66,7 @@ def test_no_thread_is_committed_twice(tmp_path: Path) -> None:
         committed = pool.map(_work, [(str(tmp_path), w) for w in range(4)])
     flat = [t for per_worker in committed for t in per_worker]
     assert sorted(flat) == sorted(THREADS), "each thread committed exactly once"
-    con = sqlite3.connect(tmp_path / store.MEMORIES_DB)
+    con = sqlite3.connect(tmp_path / V1.db_file)
     rows = dict(con.execute("SELECT thread_id, raw_memory FROM stage1_outputs").fetchall())
     owners = {t: w for w, per_worker in enumerate(committed) for t in per_worker}
     assert rows == {t: f"memory by {owners[t]}" for t in THREADS}

@@ -11,6 +11,7 @@ import pytest
 from memconform.home import create_db
 from memref import store
 from memref.config import ConfigError, load_config, parse_config
+from memref.layout import V1
 from memref.runtime import Runtime
 
 
@@ -57,7 +58,7 @@ def test_state_db_is_never_created(tmp_path: Path) -> None:
 
 
 def test_corrupt_memories_db_is_reported_not_replaced(tmp_path: Path) -> None:
-    path = tmp_path / store.MEMORIES_DB
+    path = tmp_path / V1.db_file
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(store.StoreError, match=r"memories_1\.sqlite"):
         store.open_memories_db(tmp_path)
@@ -72,7 +73,7 @@ def test_concurrent_first_opens_create_the_schema_once(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(4) as pool:
         pool.map(_open, [str(tmp_path)] * 8, chunksize=1)
-    con = sqlite3.connect(tmp_path / store.MEMORIES_DB)
+    con = sqlite3.connect(tmp_path / V1.db_file)
     assert con.execute("SELECT count(*) FROM _sqlx_migrations").fetchone() == (1,)
     assert con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'jobs'").fetchone() \
         == (1,)
