@@ -12,11 +12,12 @@ from conftest import run_cli
 def write_report(folder: Path, version: str, records: list[dict[str, Any]],
                  layout: str | None = None) -> Path:
     folder.mkdir(parents=True)
-    header = {"type": "header", "implementation": {"name": "codex-cli", "version": version,
-                                                   "spec": f"codex@{version}"},
-              "config": {"impl": f"codex@{version}"}}
+    implementation: dict[str, Any] = {"name": "codex-cli", "version": version,
+                                      "spec": f"codex@{version}"}
     if layout is not None:
-        header["implementation"]["follows"] = {"codex": version, "layout": layout}
+        implementation["follows"] = {"codex": version, "layout": layout}
+    header = {"type": "header", "implementation": implementation,
+              "config": {"impl": f"codex@{version}"}}
     lines = [header, *({"type": "check", "area": "phase2", "level": "MUST",
                         "rules": ["P2-RUN-01"], "title": "t " + r["id"], "sentence": "",
                         **r} for r in records),

@@ -185,8 +185,9 @@ def test_agent_artifacts_wait_for_tool_calls_and_spare_failures(mock: mm.MockMod
 
 
 def test_stage1_answers_are_fitted_to_a_schema_without_raw_memory(mock: mm.MockModel) -> None:
-    v2 = {**STAGE1_BODY, "text": {"format": {**STAGE1_BODY["text"]["format"], "schema": {
-        "properties": {"rollout_summary": {}, "rollout_slug": {}}}}}}
+    v2 = {**STAGE1_BODY, "text": {"format": {
+        "type": "json_schema", "name": "codex_output_schema", "strict": True,
+        "schema": {"properties": {"rollout_summary": {}, "rollout_slug": {}}}}}}
     answer = {"raw_memory": "m", "rollout_summary": "s", "rollout_slug": None, "extra": 1}
     mock.on("stage1", mm.json_output(answer), repeat_last=True)
     assert json.loads(send(mock, v2).output_text()) == {
