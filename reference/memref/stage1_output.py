@@ -60,22 +60,29 @@ class StageOneOutput:
                               None if self.rollout_slug is None else redact(self.rollout_slug))
 
 
-def parse(text: str) -> StageOneOutput:
+def _object(text: str, fields: tuple[str, ...], required: tuple[str, ...]) -> dict[str, Any]:
+    """The answer as a JSON object with no field outside `fields` and every `required` one a
+    string."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise OutputError(f"model output is not JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise OutputError(f"model output must be a JSON object, got {type(value).__name__}")
-    unknown = sorted(set(value) - set(FIELDS))
+    unknown = sorted(set(value) - set(fields))
     if unknown:
         raise OutputError(f"unknown field `{unknown[0]}`, expected one of "
-                          + ", ".join(f"`{f}`" for f in FIELDS))
-    for key in ("raw_memory", "rollout_summary"):
+                          + ", ".join(f"`{f}`" for f in fields))
+    for key in required:
         if key not in value:
             raise OutputError(f"missing field `{key}`")
         if not isinstance(value[key], str):
-            raise OutputError(f"field `{key}` must be a string")
+            raise OutputError(f"field `{key}` must be a string, got {json.dumps(value[key])}")
+    return value
+
+
+def parse(text: str) -> StageOneOutput:
+    value = _object(text, FIELDS, ("raw_memory", "rollout_summary"))
     slug = value.get("rollout_slug")
     if slug is not None and not isinstance(slug, str):
         raise OutputError("field `rollout_slug` must be a string or null")
@@ -85,20 +92,6 @@ def parse(text: str) -> StageOneOutput:
 def parse_v2(text: str) -> StageOneOutput:
     """A layout-v2 answer: both fields strings, nothing else; the stored raw memory is empty
     and the summary, once redacted, is cut to 9,000 bytes (P1-V2-02, P1-V2-03)."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise OutputError(f"model output is not JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise OutputError(f"model output must be a JSON object, got {type(value).__name__}")
-    unknown = sorted(set(value) - set(FIELDS_V2))
-    if unknown:
-        raise OutputError(f"unknown field `{unknown[0]}`, expected `rollout_summary` or "
-                          "`rollout_slug`")
-    for key in FIELDS_V2:
-        if key not in value:
-            raise OutputError(f"missing field `{key}`")
-        if not isinstance(value[key], str):
-            raise OutputError(f"field `{key}` must be a string, got {json.dumps(value[key])}")
+    value = _object(text, FIELDS_V2, FIELDS_V2)
     summary = truncate_middle_bytes(redact(value["rollout_summary"]), SUMMARY_MAX_BYTES_V2)
     return StageOneOutput("", summary, redact(value["rollout_slug"]))
