@@ -545,6 +545,13 @@ def _add_files(files: dict[str, str]) -> str:
 def test_invalid_artifacts(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                            clock: HarnessClock, case: str) -> None:
     files, valid = ARTIFACT_CASES[case]
+    _artifacts_run(home, model, run_startup, clock, files, valid, "")
+
+
+def _artifacts_run(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                   clock: HarnessClock, files: dict[str, str], valid: bool, label: str) -> None:
+    """One consolidation whose agent writes exactly `files`: done and committed when they are
+    `valid`, else failed_invalid_artifacts with nothing committed."""
     model.agent_artifacts = None  # the agent writes only what the case says
     before = _one_selected_memory(home)
     if files:
@@ -555,12 +562,12 @@ def test_invalid_artifacts(home: CodexHome, model: MockModel, run_startup: Start
     assert consolidations(model) >= 1, "the consolidation agent never started"
     committed = set(committed_files(_workspace(home, "after the consolidation")))
     if valid:
-        _done(home, f"the consolidation whose agent wrote {', '.join(files)}")
+        _done(home, f"the consolidation whose agent wrote {', '.join(files)}{label}")
         assert set(files) <= committed, \
             "the agent's valid artifacts were not committed with the baseline"
     else:
         assert_failed(home, clock, "failed_invalid_artifacts", before,
-                      f"the run whose agent wrote {', '.join(files) or 'nothing'}")
+                      f"the run whose agent wrote {', '.join(files) or 'nothing'}{label}")
         assert RAW not in committed and not set(files) & committed, \
             "the run with invalid artifacts committed its files"
 
@@ -618,24 +625,11 @@ def test_v2_artifacts(home: CodexHome, model: MockModel, run_startup: StartupRun
     files = {"MEMORY.md": "# Memory\n"} if memory_md else {}
     if summary is not None:
         files["memory_summary.md"] = summary
-    model.agent_artifacts = None  # the agent writes only what the case says
-    before = _one_selected_memory(home)
-    agent_patches(model, _add_files(files))
-    run_startup(home)
-    assert consolidations(model) >= 1, "the consolidation agent never started"
+    _artifacts_run(home, model, run_startup, clock, files, valid, f" ({case})")
     written = home.memory_root / "memory_summary.md"
     if summary is not None:
         assert written.is_file() and written.read_bytes() == summary.encode(), \
             "the agent's patch did not leave memory_summary.md as the case wrote it"
-    committed = set(committed_files(_workspace(home, "after the consolidation")))
-    if valid:
-        _done(home, f"the consolidation whose agent wrote {', '.join(files)} ({case})")
-        assert set(files) <= committed, \
-            "the agent's valid artifacts were not committed with the baseline"
-    else:
-        assert_failed(home, clock, "failed_invalid_artifacts", before,
-                      f"the run whose agent wrote {', '.join(files) or 'nothing'} ({case})")
-        assert not set(files) & committed, "the run with invalid artifacts committed its files"
 
 
 # case -> (max_thread_count before or None for a fresh DB, memories seeded, the agent leaves
