@@ -23,7 +23,7 @@ from typing import Any
 
 import tomli_w
 
-from memconform.resources import codex_schema_statements
+from memconform.resources import codex_schema_statements, progress_migration_statements
 from memconform.rollout import conversation, rollout_file_name, session_meta, stamp
 
 MOCK_PROVIDER = "mock"
@@ -277,9 +277,8 @@ class CodexHome:
             with con:
                 if not con.execute("SELECT 1 FROM sqlite_master WHERE name = "
                                    "'consolidation_progress'").fetchone():
-                    for statement in codex_schema_statements("memories_1", "0.155.0"):
-                        if "consolidation_progress" in statement or "VALUES(2," in statement:
-                            con.execute(statement)
+                    for statement in progress_migration_statements():
+                        con.execute(statement)
                 con.execute("INSERT OR REPLACE INTO consolidation_progress (singleton, "
                             "max_thread_count) VALUES (1, ?)", (max_thread_count,))
         finally:

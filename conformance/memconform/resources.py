@@ -63,6 +63,13 @@ def codex_schema_statements(db: str, release: str = CODEX_VERSION) -> list[str]:
     return statements
 
 
+def progress_migration_statements() -> list[str]:
+    """Migration 2 of the memories DB, as Codex 0.155.0 dumps it: the `consolidation_progress`
+    table and its migration row (the table's one row is the migrating code's to insert)."""
+    return [statement for statement in codex_schema_statements("memories_1", "0.155.0")
+            if "consolidation_progress" in statement or "VALUES(2," in statement]
+
+
 def fixture_json(*parts: str) -> Any:
     return json.loads(fixture(*parts).read_text(encoding="utf-8"))
 

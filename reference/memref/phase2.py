@@ -51,7 +51,7 @@ def _load(home: Path, memories: sqlite3.Connection, config: CodexConfig, now: in
 
 SUMMARY_HEADINGS_V2 = ("## User Profile", "## User preferences", "## General Tips",
                       "## What's in Memory")
-SUMMARY_MAX_BYTES_V2 = 10_000  # P2-V2-02: a valid summary is shorter than this
+SUMMARY_BYTES_BELOW_V2 = 10_000  # P2-V2-02: a valid summary is shorter than this
 SERVICE_TIERS = frozenset({"flex", "priority"})  # AGENT-05: others are not sent
 
 
@@ -69,7 +69,7 @@ def artifacts_problem(root: Path, layout: str = "v1") -> str | None:
         return None if first == b"v1" else "memory_summary.md does not start with the line v1"
     if first.removesuffix(b"\r") != b"v1":
         return "memory_summary.md does not start with the line v1"
-    if len(data) >= SUMMARY_MAX_BYTES_V2:
+    if len(data) >= SUMMARY_BYTES_BELOW_V2:
         return f"memory_summary.md has {len(data)} bytes; it must have fewer than 10,000"
     present = {line.strip() for line in data.decode("utf-8", "replace").splitlines()}
     missing = [heading for heading in SUMMARY_HEADINGS_V2 if heading not in present]

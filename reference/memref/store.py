@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memconform.resources import codex_schema_statements
+from memconform.resources import codex_schema_statements, progress_migration_statements
 from memref.layout import V1, Layout
 
 if TYPE_CHECKING:
@@ -87,9 +87,8 @@ def ensure_progress_table(con: sqlite3.Connection) -> None:
     con.execute("BEGIN IMMEDIATE")
     try:
         if not _has_table(con, "consolidation_progress"):
-            for statement in codex_schema_statements("memories_1", "0.155.0"):
-                if "consolidation_progress" in statement or "VALUES(2," in statement:
-                    con.execute(statement)
+            for statement in progress_migration_statements():
+                con.execute(statement)
         con.execute("INSERT OR IGNORE INTO consolidation_progress (singleton) VALUES (1)")
         con.execute("COMMIT")
     except BaseException:
