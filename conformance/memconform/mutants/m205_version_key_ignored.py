@@ -9,7 +9,8 @@ from memref import config, layout, releases
 from memref.adapter import ReferenceAdapter
 
 MUTANT = Mutant("m205-version-key-ignored", __doc__ or "",
-                ("startup.layout.runs[version-v1]", "config.layout.version[v1]"))
+                ("startup.layout.runs[version-v1]", "startup.layout.runs[dual-write-from-v1]",
+                 "config.layout.version[v1]"))
 _original = layout.select
 
 
