@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import stat
 from collections.abc import Callable
@@ -18,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
 
 from memconform.adapters import Adapter
 from memconform.home import CodexHome
@@ -29,7 +28,7 @@ from memconform.trees import Tree
 from memconform.verdicts import fail, produced
 
 BATCH = 250
-EXAMPLES = 40  # BATCH * EXAMPLES = 10,000 generated inputs per tool
+BATCHES = 40  # BATCH * BATCHES = 10,000 generated inputs per tool
 TOKENS = ("OUTSIDE-TOKEN", "HIDDEN-TOKEN")
 NOTES = "extensions/ad_hoc/notes"
 PLANTED = ("2026-01-01T00-00-00-planted-dangling.md", "2026-01-01T00-00-00-planted-secret.md")
@@ -86,31 +85,47 @@ def mutated(walk: str, edits: list[tuple[int, int]]) -> str:
     return "/".join(parts)
 
 
-def path_strategy() -> st.SearchStrategy[str]:
-    word = st.sampled_from(WORDS)
-    random_walk = st.builds(lambda pre, parts, sep, post: pre + sep.join(parts) + post,
-                            st.sampled_from(PREFIXES), st.lists(word, min_size=1, max_size=6),
-                            st.sampled_from(("/", "/", "//", "\\")),
-                            st.sampled_from(("", "", "/")))
-    edits = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 7)), max_size=2)
-    tree_walk = st.builds(lambda pre, walk, changes, post: pre + mutated(walk, changes) + post,
-                          st.sampled_from(("", "", "", "./", "/", "{root}/")),
-                          st.sampled_from(WALKS), edits, st.sampled_from(("", "", "/")))
-    return st.one_of(tree_walk, tree_walk, random_walk)
+def path_input(rng: random.Random) -> str:
+    """One generated path: two in three are walks of the tree with small edits, the rest
+    random joins of words with odd prefixes and separators."""
+    if rng.randrange(3) < 2:
+        edits = [(rng.randint(0, 4), rng.randint(0, 7)) for _ in range(rng.randint(0, 2))]
+        return (rng.choice(("", "", "", "./", "/", "{root}/"))
+                + mutated(rng.choice(WALKS), edits) + rng.choice(("", "", "/")))
+    parts = [rng.choice(WORDS) for _ in range(rng.randint(1, 6))]
+    return (rng.choice(PREFIXES) + rng.choice(("/", "/", "//", "\\")).join(parts)
+            + rng.choice(("", "", "/")))
 
 
-def name_strategy() -> st.SearchStrategy[str]:
-    full_width_year = "\uff12\uff10\uff12\uff16"
-    stamp = st.sampled_from(("2026-05-26T13-42-08-", "2026-99-99T99-99-99-", "2026-5-26T1-2-3-",
-                             "2026-05-26T13:42:08-", f"{full_width_year}-05-26T13-42-08-", "",
-                             "../"))
-    slug = st.text("abz09-_./\\ AZé", max_size=90)
-    suffix = st.sampled_from((".md", ".md", ".txt", "", ".md/", ".MD"))
-    good_slug = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=84)
-    well_formed = st.builds(lambda a, b: f"2026-05-26T13-42-{a:02d}-{b}.md",
-                            st.integers(0, 99), good_slug)
-    return st.one_of(well_formed, st.builds(lambda a, b, c: a + b + c, stamp, slug, suffix),
-                     st.sampled_from(PLANTED), st.text(max_size=20))
+# Code points for free text: ASCII, controls, Latin-1, other BMP letters, an astral symbol.
+_TEXT_RANGES = ((0x20, 0x7E), (0x00, 0x1F), (0xA0, 0xFF), (0x400, 0x4FF), (0x4E00, 0x4E2F),
+                (0x1F600, 0x1F60F))
+
+
+def _text(rng: random.Random, alphabet: str | None, low: int, high: int) -> str:
+    size = rng.randint(low, high)
+    if alphabet is not None:
+        return "".join(rng.choice(alphabet) for _ in range(size))
+    ranges = [rng.choice(_TEXT_RANGES) for _ in range(size)]
+    return "".join(chr(rng.randint(a, b)) for a, b in ranges)
+
+
+def name_input(rng: random.Random) -> str:
+    """One generated note name: well-formed, a stamp/slug/suffix mix, a planted name, or free
+    text."""
+    form = rng.randrange(4)
+    if form == 0:
+        return (f"2026-05-26T13-42-{rng.randint(0, 99):02d}-"
+                f"{_text(rng, 'abcdefghijklmnopqrstuvwxyz0123456789-', 1, 84)}.md")
+    if form == 1:
+        stamp = rng.choice(("2026-05-26T13-42-08-", "2026-99-99T99-99-99-", "2026-5-26T1-2-3-",
+                            "2026-05-26T13:42:08-", "\uff12\uff10\uff12\uff16-05-26T13-42-08-",
+                            "", "../"))
+        return (stamp + _text(rng, "abz09-_./\\ AZé", 0, 90)
+                + rng.choice((".md", ".md", ".txt", "", ".md/", ".MD")))
+    if form == 2:
+        return rng.choice(PLANTED)
+    return _text(rng, None, 0, 20)
 
 
 class Oracle:
@@ -229,33 +244,19 @@ def expect_search(oracle: Oracle, path: str, result: dict[str, Any]) -> None:
 JUDGES = {"list": expect_list, "read": expect_read, "search": expect_search}
 
 
-def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], inputs: st.SearchStrategy[str],
-             make_call: Callable[[str], dict[str, Any]],
+def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], seed: str,
+             generate: Callable[[random.Random], str], make_call: Callable[[str], dict[str, Any]],
              judge: Callable[[str, dict[str, Any]], None]) -> Tree:
+    """BATCH * BATCHES inputs from a generator seeded by `seed` (the same inputs every run),
+    sent BATCH calls per `tools.call`; stops at the first batch with a wrong answer."""
     home.write_config(memories={"dedicated_tools": True})
     tree = Tree(home.memory_root)
     tree.build(TREE)
     outside = tree.outside_files()
+    rng = random.Random(seed)
     facts["inputs"] = 0
-    first_failure: list[AssertionError] = []
-
-    # no shrinking: a failure names its input, and shrinking 100-call batches costs minutes
-    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-              phases=(Phase.generate,), suppress_health_check=list(HealthCheck))
-    @given(st.lists(inputs, min_size=BATCH, max_size=BATCH))
-    def batch(values: list[str]) -> None:
-        # Hypothesis replays a failing batch against the tree (and notes) the first run left;
-        # the replay reports the first run's failure, not what the changed tree makes of it
-        if first_failure:
-            raise first_failure[0]
-        try:
-            judge_batch(values)
-        except AssertionError as exc:
-            first_failure.append(exc)
-            raise
-
-    def judge_batch(values: list[str]) -> None:
-        subs = [tree.substitute(v) for v in values]
+    for _ in range(BATCHES):
+        subs = [tree.substitute(generate(rng)) for _ in range(BATCH)]
         calls = [make_call(v) for v in subs]
         results = impl.call("tools.call", {"home": str(home.path), "calls": calls})["results"]
         assert len(results) == len(calls), \
@@ -265,11 +266,7 @@ def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], inputs: st.S
             judge(value, result)
         assert tree.outside_files() == outside, \
             "a file in the folder outside the memory root was changed by the calls"
-        facts["inputs"] += len(values)
-
-    batch()
-    assert facts["inputs"] >= BATCH * EXAMPLES, \
-        f"only {facts['inputs']} of {BATCH * EXAMPLES} generated inputs were tried"
+        facts["inputs"] += len(subs)
     return tree
 
 
@@ -286,7 +283,7 @@ def fuzz_check(tool: str) -> Any:
             args = {"queries": ["needle"], "path": path} if tool == "search" else {"path": path}
             return {"name": tool, "arguments": json.dumps(args)}
 
-        run_fuzz(impl, home, facts, path_strategy(), make,
+        run_fuzz(impl, home, facts, f"read.tool.fuzz.{tool}", path_input, make,
                  lambda path, result: JUDGES[tool](oracle, path, result))
 
     return test
@@ -328,7 +325,8 @@ def test_fuzz_note(impl: Adapter, home: CodexHome, facts: dict[str, Any]) -> Non
         assert produced(notes / name, f"the accepted note {name}") == f"note {name}", \
             f"the accepted note {name} does not hold exactly the note text"
 
-    tree = run_fuzz(impl, home, facts, name_strategy(), make, judge)
+    tree = run_fuzz(impl, home, facts, "read.tool.fuzz.add_ad_hoc_note", name_input, make,
+                    judge)
     written = {k for k in tree.files(tree.root, tree.root) if k.startswith(NOTES + "/")}
     assert written == {f"{NOTES}/{n}" for n in created}, \
         f"the files in {NOTES} are not exactly the accepted notes"
