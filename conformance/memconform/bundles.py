@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,31 +30,77 @@ def directory_name(check_id: str) -> str:
     return _UNSAFE.sub("_", check_id)[:200]
 
 
-def describe_home(root: Path, normalize: Normalizer) -> str:
-    """The tree under `root` (type, size, SHA-256) and a SQL dump of each SQLite file."""
+@dataclass(frozen=True)
+class HomeState:
+    """A home as found: its tree (type, size, SHA-256) and its SQLite files' bytes, turned
+    into text only when a bundle needs it (most checks pass and never do)."""
+    root: Path
+    exists: bool
+    entries: list[tuple[str, str, str]]  # (kind, relative path, detail)
+    databases: list[tuple[str, bytes | str]]  # (relative path, file bytes or its dump)
+
+    def render(self, normalize: Normalizer) -> str:
+        if not self.exists:
+            return f"{normalize(str(self.root))}: does not exist\n"
+        lines = [f"link {rel} -> {normalize(detail)}" if kind == "link"
+                 else f"dir  {rel}/" if kind == "dir" else f"file {rel} {detail}"
+                 for kind, rel, detail in self.entries]
+        dumps = [f"\n-- {rel}\n{_dump_bytes(db) if isinstance(db, bytes) else db}"
+                 for rel, db in self.databases]
+        return "\n".join(lines) + "\n" + "".join(dumps)
+
+
+def capture_home(root: Path) -> HomeState:
+    """The state of the home under `root` now (see HomeState)."""
     if not root.exists():
-        return f"{normalize(str(root))}: does not exist\n"
-    lines, dumps = [], []
+        return HomeState(root, False, [], [])
+    entries: list[tuple[str, str, str]] = []
+    databases: list[tuple[str, bytes | str]] = []
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
         if path.is_symlink():
-            lines.append(f"link {rel} -> {normalize(str(path.readlink()))}")
+            entries.append(("link", rel, str(path.readlink())))
         elif path.is_dir():
-            lines.append(f"dir  {rel}/")
+            entries.append(("dir", rel, ""))
         elif path.is_file():
             size = path.stat().st_size
-            digest = (hashlib.sha256(path.read_bytes()).hexdigest() if size <= HASH_LIMIT
-                      else "(not hashed)")
-            lines.append(f"file {rel} {size} {digest}")
+            data = path.read_bytes() if size <= HASH_LIMIT else None
+            digest = "(not hashed)" if data is None else hashlib.sha256(data).hexdigest()
+            entries.append(("file", rel, f"{size} {digest}"))
             if path.suffix == ".sqlite":
-                dumps.append(f"\n-- {rel}\n{_dump(path)}")
-    return "\n".join(lines) + "\n" + "".join(dumps)
+                wal = path.with_name(path.name + "-wal")
+                pending = wal.exists() and wal.stat().st_size > 0
+                # committed rows still in a WAL file are not in the main file's bytes
+                databases.append((rel, _dump(path) if data is None or pending else data))
+    return HomeState(root, True, entries, databases)
+
+
+def describe_home(root: Path, normalize: Normalizer) -> str:
+    """The tree under `root` (type, size, SHA-256) and a SQL dump of each SQLite file."""
+    return capture_home(root).render(normalize)
 
 
 def _dump(path: Path) -> str:
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:
+            return "\n".join(con.iterdump()) + "\n"
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        return f"-- cannot dump: {exc}\n"
+
+
+def _dump_bytes(data: bytes) -> str:
+    """The SQL dump of a database file's bytes, read in memory (a WAL-mode header is set to
+    rollback mode first: an in-memory database cannot open a WAL)."""
+    image = bytearray(data)
+    if len(image) >= 20 and image[18:20] == b"\x02\x02":
+        image[18:20] = b"\x01\x01"
+    try:
+        con = sqlite3.connect(":memory:")
+        try:
+            con.deserialize(bytes(image))
             return "\n".join(con.iterdump()) + "\n"
         finally:
             con.close()

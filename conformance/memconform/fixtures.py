@@ -9,19 +9,18 @@ from typing import Any
 import pytest
 
 from memconform.adapters import Adapter, ImplSpecError, Unsupported, resolve
-from memconform.bundles import describe_home
+from memconform.bundles import HomeState, capture_home
 from memconform.clock import HarnessClock
 from memconform.codex import releases
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, start_server
 from memconform.registry import meta_of, stable_id
-from memconform.rendering import normalizer_for
 from memconform.scope import NotImplementedHere, gate, layout_gate, release_gate
 
 StartupRunner = Callable[..., dict[str, Any]]
 FACTS_KEY = pytest.StashKey[dict[str, Any]]()
 ADAPTERS_KEY = pytest.StashKey[list[Adapter]]()
-BEFORE_KEY = pytest.StashKey[str]()
+BEFORE_KEY = pytest.StashKey[HomeState]()
 STARTUP_GRACE_S = 30.0
 # the budget a startup request gives the implementation (`timeout_s`), from --startup-timeout;
 # the harness waits that long plus STARTUP_GRACE_S for the answer
@@ -100,7 +99,7 @@ def _home_snapshot(item: pytest.Item) -> Callable[[str, dict[str, Any]], None]:
 
     def before(op: str, args: dict[str, Any]) -> None:
         if BEFORE_KEY not in item.stash and isinstance(args.get("home"), str):
-            item.stash[BEFORE_KEY] = describe_home(Path(args["home"]), normalizer_for(item))
+            item.stash[BEFORE_KEY] = capture_home(Path(args["home"]))
 
     return before
 

@@ -110,13 +110,21 @@ def thread_row(tid: str, rollout_path: str, cwd: str, created_ms: int, updated_m
     }
 
 
+def writer(db: Path) -> sqlite3.Connection:
+    """A connection for the builder's writes. A home under construction needs no durability
+    against power loss, so SQLite skips its fsyncs (a quarter of the time per write)."""
+    con = sqlite3.connect(db, timeout=30)
+    con.execute("PRAGMA synchronous=OFF")
+    return con
+
+
 def insert_rows(db: Path, table: str, rows: list[dict[str, Any]]) -> None:
     """Insert rows sharing one set of columns, in one transaction."""
     if not rows:
         return
     columns = ", ".join(rows[0])
     marks = ", ".join("?" for _ in rows[0])
-    con = sqlite3.connect(db, timeout=30)
+    con = writer(db)
     try:
         with con:
             con.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})",
@@ -272,7 +280,7 @@ class CodexHome:
         """Migrate the memories DB as Codex 0.155.0 does (migration 2: the one-row
         `consolidation_progress` table) and set its count."""
         db = self.ensure_memories_db()
-        con = sqlite3.connect(db, timeout=30)
+        con = writer(db)
         try:
             with con:
                 if not con.execute("SELECT 1 FROM sqlite_master WHERE name = "
@@ -311,7 +319,7 @@ class CodexHome:
 
     def execute(self, db: Path, sql: str, params: tuple[Any, ...] = ()) -> int:
         """One write statement in its own transaction; the number of rows it changed."""
-        con = sqlite3.connect(db, timeout=30)
+        con = writer(db)
         try:
             with con:
                 return con.execute(sql, params).rowcount

@@ -312,9 +312,11 @@ def _bundle(item: pytest.Item, phase: dict[str, Any], normalize: Normalizer) -> 
     transcript = [entry for adapter in adapters for entry in (adapter.transcript or [])]
     funcargs = getattr(item, "funcargs", {})
     home = funcargs.get("home")
+    before = item.stash.get(BEFORE_KEY, None)
     target = bundles.write(out, phase, transcript=transcript, model=funcargs.get("model"),
                            home=getattr(home, "path", None),
-                           before=item.stash.get(BEFORE_KEY, None), normalize=normalize)
+                           before=None if before is None else before.render(normalize),
+                           normalize=normalize)
     if report_dir is not None and target.is_relative_to(report_dir):
         return target.relative_to(report_dir).as_posix()
     return normalize(str(target))
