@@ -23,7 +23,8 @@ MAX_DIFF_BYTES = 4 * 1024 * 1024
 GIT_TIMEOUT_S = 60
 SETTINGS = ("core.quotepath=false", "core.autocrlf=false", "core.hooksPath=/dev/null",
             "core.excludesFile=/dev/null", "core.fileMode=true", "core.symlinks=true",
-            "commit.gpgsign=false", "init.defaultBranch=main", "diff.renames=false")
+            "commit.gpgsign=false", "init.defaultBranch=main", "diff.renames=false",
+            "maintenance.auto=false")
 
 
 class WorkspaceError(RuntimeError):
@@ -71,7 +72,7 @@ def _remove(path: Path) -> None:
 
 def _commit_baseline(root: Path, now: int) -> None:
     _remove(root / ".git")
-    _git(root, "init", "-q")
+    _git(root, "init", "-q", "--template=")  # no sample hooks to copy now and delete later
     _git(root, "add", "--all", "--force")
     # GIT-01: the message exactly, without the final newline `-m` would add
     _git(root, "commit", "-q", "--allow-empty", "--no-verify", "--cleanup=verbatim", "-F", "-",
@@ -98,21 +99,27 @@ def prepare(root: Path, now: int) -> None:
 
 
 def diff(root: Path) -> Diff:
-    """Working files against the baseline commit, computed in a scratch index."""
+    """Working files against the baseline commit, computed in a scratch index. One `git diff`
+    gives both parts: NUL-terminated raw records (`:modes ids STATUS`, then the path), a NUL,
+    then the patch."""
     (root / DIFF_FILE).unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="memref-index-") as scratch:
         index = Path(scratch) / "index"
         _git(root, "add", "--all", "--force", index=index)
-        names = _git(root, "diff", "--cached", "--no-renames", "--name-status", "-z", "HEAD",
-                     index=index)
-        text = _plain_headers(_git(root, "diff", "--cached", "--no-renames", "HEAD",
-                                   index=index))
-    fields = names.split("\0")
-    # git's T (type change, e.g. file to symlink) is a modification here
-    changes = [(fields[i] if fields[i] in ("A", "D") else "M", fields[i + 1])
-               for i in range(0, len(fields) - 1, 2)]
+        out = _git(root, "diff", "--cached", "--no-renames", "--raw", "-z", "-p", "HEAD",
+                   index=index)
+    changes, at = [], 0
+    while out.startswith(":", at):
+        head_end = out.index("\0", at)
+        path_end = out.index("\0", head_end + 1)
+        status = out[head_end - 1]
+        # git's T (type change, e.g. file to symlink) is a modification here
+        changes.append((status if status in ("A", "D") else "M", out[head_end + 1:path_end]))
+        at = path_end + 1
+    if out.startswith("\0", at):
+        at += 1
     changes.sort(key=lambda change: change[1].encode("utf-8"))
-    return Diff(changes, text)
+    return Diff(changes, _plain_headers(out[at:]))
 
 
 _INDEX_LINE = re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+(?: [0-7]+)?\n", re.M)
