@@ -4,9 +4,12 @@ arguments and outputs as JSON Schemas."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from typing import Any, cast
 
+import fastjsonschema
+from fastjsonschema import JsonSchemaException
 from jsonschema import Draft202012Validator, validators
 from jsonschema.protocols import Validator
 
@@ -24,17 +27,45 @@ def _load(name: str) -> dict[str, Any]:
 
 
 @cache
-def _validator(kind: str, op: str | None = None) -> Draft202012Validator:
+def _schema(kind: str, op: str | None = None) -> dict[str, Any]:
     if op is None:
-        envelope = _load("envelope.json")
-        schema = {**envelope, "$ref": f"#/$defs/{kind}"}
-    else:
-        ops = _load("ops.json")
-        if op not in ops["ops"]:
-            raise ProtocolViolation(f"unknown operation {op!r}")
-        schema = {**ops, **ops["ops"][op][kind]}
-        schema.pop("ops", None)
-    return Draft202012Validator(schema)
+        return {**_load("envelope.json"), "$ref": f"#/$defs/{kind}"}
+    ops = _load("ops.json")
+    if op not in ops["ops"]:
+        raise ProtocolViolation(f"unknown operation {op!r}")
+    schema = {**ops, **ops["ops"][op][kind]}
+    schema.pop("ops", None)
+    return schema
+
+
+@cache
+def _validator(kind: str, op: str | None = None) -> Draft202012Validator:
+    return Draft202012Validator(_schema(kind, op))
+
+
+@cache
+def _compiled(kind: str, op: str | None = None) -> Callable[[Any], Any]:
+    """The same schema compiled to Python by fastjsonschema: about ten times faster on the
+    valid messages that are nearly all of a run (tests/test_protocol_fast.py holds it to
+    jsonschema's verdicts)."""
+    draft7 = {**_draft7(_schema(kind, op)), "$schema": "http://json-schema.org/draft-07/schema#"}
+    compiled: Callable[[Any], Any] = fastjsonschema.compile(draft7)
+    return compiled
+
+
+def _draft7(node: Any) -> Any:
+    """A 2020-12 schema in draft 7's words (fastjsonschema knows drafts up to 7): a tuple's
+    `prefixItems` becomes an `items` list, and its `items` the `additionalItems`."""
+    if isinstance(node, list):
+        return [_draft7(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _draft7(v) for k, v in node.items()}
+    if "prefixItems" in out:
+        out["items"], rest = out.pop("prefixItems"), out.pop("items", None)
+        if rest is not None:
+            out["additionalItems"] = rest
+    return out
 
 
 def capabilities() -> dict[str, dict[str, str]]:
@@ -42,8 +73,15 @@ def capabilities() -> dict[str, dict[str, str]]:
     return data
 
 
-def _check(validator: Draft202012Validator, value: Any, what: str) -> None:
-    error = next(iter(validator.iter_errors(value)), None)
+def _check(kind: str, op: str | None, value: Any, what: str) -> None:
+    """Accept what the compiled schema accepts; otherwise jsonschema decides and words the
+    refusal."""
+    try:
+        _compiled(kind, op)(value)
+        return
+    except JsonSchemaException:
+        pass
+    error = next(iter(_validator(kind, op).iter_errors(value)), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top)"
         raise ProtocolViolation(f"{what}: {error.message} at {where}")
@@ -51,16 +89,16 @@ def _check(validator: Draft202012Validator, value: Any, what: str) -> None:
 
 def validate_request(message: dict[str, Any], *, known_op: bool = True) -> None:
     """The envelope, and unless `known_op` is False the operation's arguments."""
-    _check(_validator("request"), message, "request")
+    _check("request", None, message, "request")
     if known_op:
-        _check(_validator("args", message["op"]), message["args"], f"{message['op']} args")
+        _check("args", message["op"], message["args"], f"{message['op']} args")
 
 
 def validate_response(op: str, message: Any, *, known_op: bool = True) -> None:
     """The envelope, and unless `known_op` is False an `ok` answer's result."""
-    _check(_validator("response"), message, f"{op} response")
+    _check("response", None, message, f"{op} response")
     if message["ok"] and known_op:
-        _check(_validator("result", op), message["result"], f"{op} result")
+        _check("result", op, message["result"], f"{op} result")
 
 
 def _strict_integer(_checker: Any, value: Any) -> bool:
