@@ -10,10 +10,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from memref.config import CodexConfig
-from memref.responses import tls_context
+from memref.responses import HttpError, request
 
 log = logging.getLogger(__name__)
 USAGE_PATH = "/wham/usage"
@@ -57,12 +55,13 @@ def rate_limits_ok(home: Path, config: CodexConfig) -> bool:
                "accept": "application/json"}
     if isinstance(tokens.get("account_id"), str):
         headers["chatgpt-account-id"] = tokens["account_id"]
+    url = config.chatgpt_base_url + USAGE_PATH
     try:
-        reply = httpx.get(config.chatgpt_base_url + USAGE_PATH, headers=headers,
-                          timeout=TIMEOUT_S, verify=tls_context())
-        reply.raise_for_status()
-        snapshot = reply.json()
-    except (httpx.HTTPError, ValueError) as exc:
+        with request("GET", url, headers=headers, timeout_s=TIMEOUT_S) as reply:
+            if reply.status != 200:
+                raise HttpError(f"GET {url}: HTTP {reply.status}")
+            snapshot = json.loads(reply.read())
+    except (HttpError, ValueError) as exc:
         log.warning("rate-limit check failed, running anyway: %s", exc)
         return True
     if not isinstance(snapshot, dict):

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import http.client
 import json
 import os
 import ssl
+import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-
-import httpx
 
 from memref.config import Provider
 
@@ -62,8 +64,46 @@ def _events(lines: Any) -> Any:
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """One TLS context for every request: loading the CA bundle costs tens of milliseconds."""
-    return httpx.create_ssl_context()
+    """One TLS context for every request, trusting certifi's CA bundle (loading it costs
+    tens of milliseconds, so only an https URL loads it)."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+class HttpError(OSError):
+    """A request that got no usable answer: the connection failed or timed out."""
+
+
+@contextlib.contextmanager
+def request(method: str, url: str, *, headers: dict[str, str], body: bytes | None = None,
+            timeout_s: float, read_timeout_s: float | None = None
+            ) -> Iterator[http.client.HTTPResponse]:
+    """One HTTP/1.1 request with the standard library (no proxy). `timeout_s` bounds the
+    connection and sending; `read_timeout_s` (default `timeout_s`) each wait for answer bytes."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise HttpError(f"not an http(s) URL: {url!r}")
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    connection = (http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout_s,
+                                              context=tls_context())
+                  if parts.scheme == "https"
+                  else http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout_s))
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        if connection.sock is not None and read_timeout_s is not None:
+            connection.sock.settimeout(read_timeout_s)
+        yield connection.getresponse()
+    except (OSError, http.client.HTTPException) as exc:
+        raise HttpError(f"{method} {url}: {exc or type(exc).__name__}") from exc
+    finally:
+        connection.close()
+
+
+def _lines(reply: http.client.HTTPResponse) -> Iterator[str]:
+    """The answer's lines without their line ends, read as they arrive."""
+    while raw := reply.readline():
+        yield raw.decode("utf-8").rstrip("\r\n")
 
 
 def stream_response(
@@ -77,20 +117,16 @@ def stream_response(
     """Send one request and collect the finished output items."""
     url = f"{provider.base_url}/responses"
     result = ModelResponse()
-    if provider.stream_idle_timeout_ms is not None:
-        idle_s = provider.stream_idle_timeout_ms / 1000
-        timeout: httpx.Timeout | float = httpx.Timeout(timeout_s, read=idle_s)
-    else:
-        timeout = timeout_s
+    idle_s = None if provider.stream_idle_timeout_ms is None \
+        else provider.stream_idle_timeout_ms / 1000
     try:
-        with httpx.stream(
-            "POST", url, json=body, headers=_headers(provider, env or {}, headers or {}),
-            timeout=timeout, verify=tls_context(),
-        ) as reply:
-            if reply.status_code != 200:
+        with request("POST", url, headers=_headers(provider, env or {}, headers or {}),
+                     body=json.dumps(body).encode("utf-8"), timeout_s=timeout_s,
+                     read_timeout_s=idle_s) as reply:
+            if reply.status != 200:
                 text = reply.read().decode("utf-8", "replace")
-                raise ModelError(f"HTTP {reply.status_code} from {url}: {text[:500]}")
-            for event in _events(reply.iter_lines()):
+                raise ModelError(f"HTTP {reply.status} from {url}: {text[:500]}")
+            for event in _events(_lines(reply)):
                 kind = event.get("type")
                 if kind == "response.output_item.done":
                     result.items.append(event["item"])
@@ -100,7 +136,7 @@ def stream_response(
                 elif kind == "response.completed":
                     result.usage = (event.get("response") or {}).get("usage")
                     return result
-    except httpx.HTTPError as exc:
+    except (HttpError, OSError, http.client.HTTPException, UnicodeDecodeError) as exc:
         raise ModelError(f"request to {url} failed: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise ModelError(f"malformed SSE data from {url}: {exc}") from exc
