@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from datetime import UTC, datetime
@@ -56,8 +57,10 @@ def sanitize_slug(slug: str) -> str:
     return out.rstrip("_")
 
 
+@functools.lru_cache(maxsize=8192)
 def summary_stem(thread_id: str, source_updated_at: int, slug: str | None) -> str:
-    """`<UTC timestamp>-<4 base-62 chars>[-<slug>]` (FS-06)."""
+    """`<UTC timestamp>-<4 base-62 chars>[-<slug>]` (FS-06); a consolidation asks for each
+    stem three times (pruning, the file, raw_memories.md), so stems are remembered."""
     parsed = uuid.UUID(thread_id) if UUID_TEXT.fullmatch(thread_id) else None
     seconds = _uuid_time_s(parsed) if parsed is not None else None
     if seconds is None:

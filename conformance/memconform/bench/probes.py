@@ -46,9 +46,29 @@ def select(work: str, outputs: int, limit: int) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="memconform-bench-root-"))
     try:
         written, _ = _clock(lambda: materialize.sync_inputs(root, chosen))
+        files = {path.relative_to(root): path.read_text(encoding="utf-8")
+                 for path in root.rglob("*.md")}
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return {"seconds": seconds, "materialize_seconds": written, "selected": len(chosen)}
+    bare = _bare_writes(files)
+    return {"seconds": seconds, "materialize_seconds": written, "selected": len(chosen),
+            "bare_loop_seconds": bare, "files": len(files)}
+
+
+def _bare_writes(files: dict[Path, str]) -> float:
+    """The anchor: a plain loop writing the same files (same names and texts, one `open` and
+    `write` each, nothing atomic) into a fresh folder on the same disk."""
+    root = Path(tempfile.mkdtemp(prefix="memconform-bench-bare-"))
+    try:
+        for folder in {path.parent for path in files}:
+            (root / folder).mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        for path, text in files.items():
+            with open(root / path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return time.perf_counter() - started
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _gate() -> None:
