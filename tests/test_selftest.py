@@ -8,7 +8,7 @@ import pytest
 
 from conftest import run_cli
 from memconform.mutants import Mutant, discover
-from memconform.selftest import Outcome, judge_broken, judge_mutant
+from memconform.selftest import Outcome, judge_broken, judge_mutant, run_environment
 
 # about 80 mutant runs of a few seconds each on two workers, with room for a slow machine
 SELFTEST_TIMEOUT_S = 1500
@@ -47,3 +47,11 @@ def test_judge_broken_wants_errors_and_exit_3() -> None:
     assert judge_broken(Outcome("b", 3, [rec("x", "pass")])) == ["non-error statuses: ['x=pass']"]
     assert judge_broken(Outcome("b", 1, [rec("x", "error")])) == ["exit code 1, expected 3"]
     assert judge_broken(Outcome("b", 3, [])) == ["no check records"]
+
+
+def test_runs_cache_bytecode_in_their_own_folder(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = run_environment(tmp_path / "pyc")
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "pyc")
