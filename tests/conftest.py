@@ -10,6 +10,16 @@ from pathlib import Path
 from typing import Any
 
 pytest_plugins = ["pytester"]
+PYCACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memconform" / \
+    "pycache-tests"
+
+
+def pytest_configure() -> None:
+    """The tests start hundreds of memconform processes: they cache bytecode and pytest's
+    rewritten check modules in one folder of their own (seconds per process where
+    PYTHONDONTWRITEBYTECODE=1), never next to the sources."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(PYCACHE))
 
 
 def run_cli(*args: str, cwd: Path, timeout: float = 300,
