@@ -4,6 +4,7 @@ name the URL, never as a hang or a traceback."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -30,10 +31,8 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        try:
-            self._answer()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up on a stalled stream
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._answer()  # the client gives up on a stalled stream
 
     def _answer(self) -> None:
         self.rfile.read(int(self.headers["content-length"]))
