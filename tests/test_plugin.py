@@ -217,3 +217,39 @@ def test_bad_expectations_file_is_a_usage_error(demo: pytest.Pytester) -> None:
     demo.makefile(".toml", bad='["x"]\nstatus = "maybe"\nreason = "r"\n')
     result = demo.runpytest("--impl", "python:fake_impl:factory", "--expectations", "bad.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_also_impl_runs_each_check_against_both(demo: pytest.Pytester) -> None:
+    """--also-impl (mutation runs): every check that uses the implementation runs against
+    --impl (`impl-0`) and the extra one (`impl-1`), each with its own adapter."""
+    (demo.path / "fake_impl.py").write_text(FAKE_IMPL + '''
+
+class Hundredfold(Fake):
+    def handle(self, message):
+        reply = super().handle(message)
+        if message["op"] == "tokens.approx" and reply["ok"]:
+            reply["result"]["tokens"] *= 100
+        return reply
+
+
+def hundredfold():
+    return Hundredfold()
+''')
+    demo.runpytest("--impl", "python:fake_impl:factory", "--also-impl",
+                   "python:fake_impl:hundredfold", "--adapter-per-check", "--report-dir",
+                   "out", "-k", "compared or passes", "-p", "no:cacheprovider")
+    lines = [json.loads(x) for x in (demo.path / "out" / "report.jsonl").read_text()
+             .splitlines()]
+    records = {r["id"]: r for r in lines if r["type"] == "check"}
+    assert set(records) == {"demo.passes[impl-0]", "demo.passes[impl-1]",
+                            "demo.compared[impl-0]", "demo.compared[impl-1]"}
+    first, second = (records[f"demo.compared[impl-{n}]"]["message"] for n in (0, 1))
+    assert "+tokens: 17" in first and "+tokens: 1700" not in first
+    assert "+tokens: 1700" in second
+
+
+def test_also_impl_needs_an_adapter_per_check(demo: pytest.Pytester) -> None:
+    result = demo.runpytest("--impl", "python:fake_impl:factory", "--also-impl",
+                            "python:fake_impl:factory")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--also-impl needs --adapter-per-check*"])

@@ -37,11 +37,21 @@ def _adapter_scope(fixture_name: str, config: pytest.Config) -> str:
     return "function" if config.getoption("--adapter-per-check") else "session"
 
 
+def impl_spec(request: pytest.FixtureRequest) -> str:
+    """The implementation a check runs against: --impl, or one of --also-impl's."""
+    param = getattr(request, "param", None)
+    if param is None:
+        callspec = getattr(request.node, "callspec", None)
+        param = None if callspec is None else callspec.params.get("impl")
+    spec: str = param if isinstance(param, str) else request.config.getoption("--impl")
+    return spec
+
+
 @pytest.fixture(scope=_adapter_scope)  # type: ignore[arg-type]
-def impl(pytestconfig: pytest.Config) -> Iterator[Adapter]:
+def impl(request: pytest.FixtureRequest, pytestconfig: pytest.Config) -> Iterator[Adapter]:
     """The implementation under test, started once per test process (or per check)."""
     try:
-        adapter = resolve(pytestconfig.getoption("--impl"),
+        adapter = resolve(impl_spec(request),
                           timeout_s=pytestconfig.getoption("--adapter-timeout"))
     except ImplSpecError as exc:
         raise pytest.UsageError(str(exc)) from exc
@@ -182,7 +192,7 @@ def impl_pool(request: pytest.FixtureRequest, pytestconfig: pytest.Config
     made: list[Adapter] = []
 
     def make(count: int) -> list[Adapter]:
-        fresh = [resolve(pytestconfig.getoption("--impl"),
+        fresh = [resolve(impl_spec(request),
                          timeout_s=pytestconfig.getoption("--adapter-timeout"))
                  for _ in range(count)]
         for adapter in fresh:

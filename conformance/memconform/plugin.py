@@ -48,6 +48,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """With --also-impl, each check that uses the implementation runs against --impl
+    (`impl-0`) and against each extra one (`impl-1`, ...): a mutation run then reaches the
+    reference's code that only another release or layout runs. Snapshot checks keep their
+    names (the stored snapshots are named after them) and run against --impl only."""
+    extra = metafunc.config.getoption("--also-impl")
+    if not extra or "impl" not in metafunc.fixturenames or "snapshot" in metafunc.fixturenames:
+        return
+    specs = [metafunc.config.getoption("--impl"), *extra]
+    metafunc.parametrize("impl", specs, indirect=True,
+                         ids=[f"impl-{n}" for n in range(len(specs))])
+
+
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
@@ -58,6 +71,9 @@ def pytest_configure(config: pytest.Config) -> None:
             _is_worker(config) or config.getoption("numprocesses", default=None)):
         raise pytest.UsageError("--snapshot-update cannot run under xdist (-n); "
                                 "update snapshots in a serial run")
+    if config.getoption("--also-impl") and not config.getoption("--adapter-per-check"):
+        raise pytest.UsageError("--also-impl needs --adapter-per-check (one implementation "
+                                "per check)")
     config.pluginmanager.import_plugin("memconform.fixtures")
     fixtures.startup_timeout_s = config.getoption("--startup-timeout")
     _codex_homes_outside_tmp(config)

@@ -63,6 +63,10 @@ def add_options(parser: pytest.Parser) -> None:
                     help="an earlier report.jsonl whose check durations balance the shards")
     group.addoption("--adapter-per-check", action="store_true",
                     help="start the implementation for every check instead of once per process")
+    group.addoption("--also-impl", action="append", default=[], metavar="SPEC",
+                    help="mutation testing: run every check that uses the implementation once "
+                         "more against SPEC too (parameter `also-N`; checks with snapshots "
+                         "only against --impl); needs --adapter-per-check")
     group.addoption("--capture-state", type=Path, default=None,
                     help="write every check's end state (rows, memory files, requests, "
                          "answers) here as <check id>.json, for memconform diff")

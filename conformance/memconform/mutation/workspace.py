@@ -32,6 +32,7 @@ SCOPES: dict[str, dict[str, str]] = {"local": {
                                    "where the agent writes, AGENT-02; Codex's agent reads with "
                                    "shell commands), so no portable check can call them",
 }}
+LATEST_V2 = "0.171.0/v2"
 # mutmut's exit codes of a killed mutant (a check failed; pytest broke on the mutant)
 KILLED = (1, 3)
 
@@ -59,8 +60,11 @@ class Settings:
             # original memref lies) ahead of mutmut's copy on sys.path
             # one adapter per check: mutmut gives the work of starting the reference (its
             # operation table, the handshake) only to the checks that did it
+            # the reference following 0.144.6 (layout v1), and again following the newest
+            # release in layout v2: the code only later releases run is reached too
             'pytest_add_cli_args = ["-p", "no:cacheprovider", "--import-mode=importlib", '
-            '"--impl", "ref", "--adapter-per-check", "--snapshot-warn-unused"]',
+            f'"--impl", "ref", "--also-impl", "ref@{LATEST_V2}", "--adapter-per-check", '
+            '"--snapshot-warn-unused"]',
             f'also_copy = ["{CHECKS_COPY}"]',
             "use_git_change_detection = false",
             'on_dependency_change = "ignore"',
