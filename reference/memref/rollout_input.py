@@ -294,16 +294,26 @@ TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output",
                           "tool_search_output"})
 
 
+def _opens_with(item: dict[str, Any], tag: str) -> bool:
+    """Whether a text part of the message starts with `tag` (leading whitespace left out,
+    any letter case)."""
+    return any(isinstance(part, dict) and isinstance(part.get("text"), str)
+               and part["text"].lstrip().lower().startswith(tag)
+               for part in item.get("content") or [])
+
+
 def row_label(item: dict[str, Any]) -> str:
+    """Who spoke the item (P1-V2-05)."""
     if item.get("type") != "message":
         return "tool"
-    role = item.get("role")
-    if role == "user":
-        return "human user"
-    if role == "assistant":
-        return "assistant final" if item.get("phase") != "commentary" else \
-            "assistant commentary"
-    return "harness context"
+    if item.get("role") == "assistant":
+        return "assistant commentary" if item.get("phase") == "commentary" else \
+            "assistant final"
+    if _opens_with(item, "<environment_context>"):
+        return "harness context"
+    if _opens_with(item, "<subagent_notification>"):
+        return "other agent"
+    return "human user"
 
 
 def render_rows(items: list[dict[str, Any]], context_window: int | None) -> str:

@@ -3,6 +3,7 @@ the input in bounded pieces, what an answer stores."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from memconform.fixtures import StartupRunner
 from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output
 from memconform.registry import check
+from memconform.resources import fixture_json
 from memconform.verdicts import fail
 
 PIECE_MAX_BYTES = 8_900
@@ -72,6 +74,39 @@ def test_request(home: CodexHome, model: MockModel, run_startup: StartupRunner) 
         "message's beginning and end"
     assert "chars truncated\u2026" in joined, "the pieces joined do not show the long " \
         "message cut in the middle with a `…N chars truncated…` marker"
+
+
+ROWS = fixture_json("phase1", "rows_v2.json")
+LABEL_LINE = re.compile(r"^\[([a-z ]+)\]$")
+
+
+def labelled_rows(text: str) -> list[tuple[str, str]]:
+    """(label, the next line) for every `[label]` line of the input text."""
+    lines = text.split("\n")
+    return [(found.group(1), lines[i + 1] if i + 1 < len(lines) else "")
+            for i, line in enumerate(lines) if (found := LABEL_LINE.match(line))]
+
+
+@check("p1.v2.rows", title="layout v2: each kept item is a row labelled by who spoke (harness "
+       "context, human user, other agent, assistant commentary or final, tool), in rollout "
+       "order", rules=("P1-V2-05",), level="MUST", area="phase1", codex_since="0.155.0",
+       layout="v2")
+def test_rows(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    thread = home.add_thread(lines=ROWS["lines"])
+    model.on("stage1", json_output({"rollout_summary": "Rows.", "rollout_slug": "rows"}))
+    run_startup(home)
+    sent = model.of_kind("stage1")
+    if len(sent) != 1:
+        fail("the thread was not extracted exactly once", expected=1, actual=len(sent))
+    rows = labelled_rows("".join(_user_pieces(sent[0].body)))
+    markers = [marker for _, marker in ROWS["rows"]]
+    # the longest marker a row holds names it (ROW-ENV-UPPER also holds ROW-ENV)
+    got = [(label, max((m for m in markers if m in line), key=len))
+           for label, line in rows if any(m in line for m in markers)]
+    expected = [(label, marker) for label, marker in ROWS["rows"]]
+    assert got == expected, f"the rows of thread {thread.id} are not labelled as Codex labels " \
+        "them, in rollout order ([label] line, then the item carrying the marker)"
 
 
 # case -> (the answer, sent as it is)
