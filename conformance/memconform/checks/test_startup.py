@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from memconform.adapters import Adapter
 from memconform.checks import consolidation
 from memconform.checks.stage1 import VALID_OUTPUT, configure, extracted_once, job, output
+from memconform.codex import releases
 from memconform.fixtures import StartupRunner
 from memconform.home import LAYOUT_PATHS, CodexHome, Thread
 from memconform.mockmodel import MockModel, json_output
@@ -368,10 +370,13 @@ def test_root_unusable(home: CodexHome, model: MockModel, run_startup: StartupRu
 
 
 # case -> (the [memories] keys, the layouts whose pipeline must run)
-LAYOUT_RUNS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+# case -> (the [memories] keys, the layouts a startup runs; None: the followed release's
+# `dual_write_runs` for the selected layout, which differ between releases)
+LAYOUT_RUNS: dict[str, tuple[dict[str, Any], tuple[str, ...] | None]] = {
     "version-v1": ({"version": "v1"}, ("v1",)),
     "version-v2": ({"version": "v2"}, ("v2",)),
-    "dual-write-from-v1": ({"version": "v1", "dual_write": True}, ("v1", "v2")),
+    "dual-write-from-v1": ({"version": "v1", "dual_write": True}, None),
+    "dual-write-from-v2": ({"version": "v2", "dual_write": True}, None),
 }
 
 
@@ -381,12 +386,15 @@ def _layout_rows(home: CodexHome, layout: str, table: str) -> list[dict[str, Any
 
 
 @check("startup.layout.runs", title="memories.version picks the layout whose DB and folder a "
-       "startup uses; dual_write from v1 runs both", rules=("LAYOUT-01", "LAYOUT-02"),
+       "startup uses; dual_write runs both from v1 (from v2: as the release does)",
+       rules=("LAYOUT-01", "LAYOUT-02"),
        level="MUST", area="startup", codex_since="0.155.0")
 @pytest.mark.parametrize("case", list(LAYOUT_RUNS))
-def test_layout_runs(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-                     case: str) -> None:
-    keys, runs = LAYOUT_RUNS[case]
+def test_layout_runs(impl: Adapter, home: CodexHome, model: MockModel,
+                     run_startup: StartupRunner, case: str) -> None:
+    keys, listed = LAYOUT_RUNS[case]
+    runs = listed if listed is not None else \
+        releases.get(impl.handshake.follows[0]).dual_write_runs[keys["version"]]
     consolidation.configure(home, keys)
     thread = home.add_thread()
     model.on("stage1", json_output(VALID_OUTPUT))

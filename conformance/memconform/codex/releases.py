@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from memconform import resources
@@ -35,6 +35,8 @@ class Release:
     driven: str
     expectations: str | None  # layout v1
     expectations_v2: str | None = None  # layout v2
+    # with `dual_write = true`: the layouts a startup runs, by the layout `version` selects
+    dual_write_runs: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def expectations_for(self, layout: str) -> str | None:
         return self.expectations_v2 if layout == "v2" else self.expectations
@@ -99,7 +101,9 @@ def _load(folder_version: str, text: str) -> Release:
             validates_agent_artifacts=bool(data["validates_agent_artifacts"]),
             databases={str(k): int(v) for k, v in data["databases"].items()},
             driven=str(data["driven"]), expectations=data.get("expectations"),
-            expectations_v2=data.get("expectations_v2"))
+            expectations_v2=data.get("expectations_v2"),
+            dual_write_runs={str(k): tuple(str(x) for x in v)
+                             for k, v in data.get("dual_write_runs", {}).items()})
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ReleaseError(f"{where}: {type(exc).__name__}: {exc}") from exc
     problems = []
@@ -109,6 +113,10 @@ def _load(folder_version: str, text: str) -> Release:
     if not layouts <= set(LAYOUTS) or release.default_layout not in layouts:
         problems.append(f"layouts {list(release.layouts)} / default {release.default_layout!r}"
                         f" are not among {list(LAYOUTS)}")
+    if any(k not in layouts or not set(v) <= layouts
+           for k, v in release.dual_write_runs.items()):
+        problems.append(f"dual_write_runs {release.dual_write_runs} names a layout the release "
+                        "does not have")
     if release.driven not in DRIVEN:
         problems.append(f"driven {release.driven!r} is not one of {list(DRIVEN)}")
     if problems:
