@@ -28,6 +28,7 @@ PARSE_REFUSED = {
     "args-blank-arguments-still-need-required-fields", "args-not-json-refused",
     "args-not-an-object-refused", "args-string-for-a-number-refused",
     "args-string-for-a-sequence-refused", "args-number-in-a-sequence-refused",
+    "args-null-for-a-required-field-refused", "args-number-not-an-object-refused",
     "args-negative-number-refused", "args-fraction-refused", "args-number-for-a-string-refused",
     "args-string-for-a-boolean-refused", "args-integral-float-count-refused",
     "args-count-over-u64-refused", "args-match-mode-not-a-map-refused",
