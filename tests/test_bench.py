@@ -51,7 +51,7 @@ def test_suite_speed_counts_what_passed(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(subprocess, "run", fake_run)
     [result] = runner.suite_speed(tmp_path, runs=2, serial=False)
     assert result.extra["checks"] == 2 and result.extra["passed"] == 1
-    assert len(result.samples) == 2 and result.target == 60.0
+    assert len(result.samples) == 2 and result.target == 15.0
 
 
 def test_suite_speed_without_a_report_is_an_error(tmp_path: Path,

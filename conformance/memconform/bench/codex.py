@@ -21,6 +21,7 @@ from memconform.home import CodexHome
 from memconform.mockmodel import MockModel, json_output, message, start_server
 
 HOUR_MS = 3_600_000
+STARTUP_TARGET_S = 0.15  # `memref startup`, one eligible thread, the whole process
 MEMREF = [sys.executable, "-c", "from memref.cli import main; main()"]
 
 
@@ -71,7 +72,7 @@ def beside_codex(work: Path, sizes: list[int], runs: int) -> tuple[list[Result],
             extra: dict[str, Any] = {"codex_median_s": round(statistics.median(theirs), 2),
                                      "codex_over_reference": round(statistics.median(ratios), 2)}
             results.append(Result(f"startup, {size} eligible thread(s): memref", "s", ours,
-                                  extra))
+                                  extra, target=STARTUP_TARGET_S if size == 1 else None))
     finally:
         adapter.handle({"seq": 2, "op": "stop", "args": {}})
         server.clear()
