@@ -6,6 +6,9 @@ import sqlite3
 from pathlib import Path
 
 from memconform.bundles import capture_home, describe_home
+from memconform.rendering import Normalizer
+
+PLAIN = Normalizer()  # no directory to replace
 
 
 def _wal_db(path: Path, value: str) -> None:
@@ -25,11 +28,11 @@ def test_capture_keeps_the_rows_of_its_moment(tmp_path: Path) -> None:
     con.execute("UPDATE t SET v = 'after'")
     con.commit()
     con.close()
-    text = state.render(str)
+    text = state.render(PLAIN)
     assert "INSERT INTO \"t\" VALUES('before');" in text
     assert "after" not in text
     assert "file notes.md 2 " in text
-    assert "'after'" in describe_home(tmp_path, str)
+    assert "'after'" in describe_home(tmp_path, PLAIN)
 
 
 def test_rows_still_in_the_wal_are_dumped(tmp_path: Path) -> None:
@@ -41,11 +44,12 @@ def test_rows_still_in_the_wal_are_dumped(tmp_path: Path) -> None:
     keeper.commit()
     try:
         assert (tmp_path / "memories_1.sqlite-wal").stat().st_size > 0
-        assert "'in-wal'" in capture_home(tmp_path).render(str)
+        assert "'in-wal'" in capture_home(tmp_path).render(PLAIN)
     finally:
         keeper.close()
 
 
 def test_a_missing_home_says_so(tmp_path: Path) -> None:
-    assert capture_home(tmp_path / "nope").render(lambda s: "<HOME>") == \
+    missing = tmp_path / "nope"
+    assert capture_home(missing).render(Normalizer([(str(missing), "<HOME>")])) == \
         "<HOME>: does not exist\n"

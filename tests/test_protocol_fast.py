@@ -16,7 +16,7 @@ PARTS = [("request", None), ("response", None)] + [
     (kind, op) for op, spec in sorted(protocol._load("ops.json")["ops"].items())
     for kind in ("args", "result") if kind in spec]
 PER_PART = 1000
-ODD = (None, True, False, 0, -1, 1.0, 1.5, "", "x", [], {}, 2**63, "2026-01-01")
+ODD: tuple[Any, ...] = (None, True, False, 0, -1, 1.0, 1.5, "", "x", [], {}, 2**63, "2026-01-01")
 
 
 class Generator:
