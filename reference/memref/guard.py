@@ -58,9 +58,10 @@ def rate_limits_ok(home: Path, config: CodexConfig) -> bool:
     url = config.chatgpt_base_url + USAGE_PATH
     try:
         with request("GET", url, headers=headers, timeout_s=TIMEOUT_S) as reply:
-            if reply.status != 200:
-                raise HttpError(f"GET {url}: HTTP {reply.status}")
-            snapshot = json.loads(reply.read())
+            status, payload = reply.status, reply.read()
+        if status != 200:
+            raise ValueError(f"GET {url}: HTTP {status}")
+        snapshot = json.loads(payload)
     except (HttpError, ValueError) as exc:
         log.warning("rate-limit check failed, running anyway: %s", exc)
         return True

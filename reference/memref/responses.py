@@ -136,7 +136,7 @@ def stream_response(
                 elif kind == "response.completed":
                     result.usage = (event.get("response") or {}).get("usage")
                     return result
-    except (HttpError, OSError, http.client.HTTPException, UnicodeDecodeError) as exc:
+    except (HttpError, UnicodeDecodeError) as exc:  # request() wraps socket and HTTP errors
         raise ModelError(f"request to {url} failed: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise ModelError(f"malformed SSE data from {url}: {exc}") from exc
