@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import fastjsonschema
 import pytest
 from fastjsonschema import JsonSchemaException
 
@@ -134,7 +135,12 @@ def test_a_tuple_keeps_its_positions_in_draft_7() -> None:
     missing element is refused by the compiled form too."""
     tuple_schema = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}],
                     "minItems": 2, "maxItems": 2}
-    assert protocol._draft7(tuple_schema)["items"] == tuple_schema["prefixItems"]
+    compiled = fastjsonschema.compile({**protocol._draft7(tuple_schema),
+                                       "$schema": "http://json-schema.org/draft-07/schema#"})
+    compiled(["a", 1])
+    for wrong in ([1, "a"], ["a", "b"], ["a"]):
+        with pytest.raises(JsonSchemaException):
+            compiled(wrong)
 
 
 def test_a_refusal_is_worded_by_jsonschema() -> None:

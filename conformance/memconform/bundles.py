@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,14 +82,7 @@ def describe_home(root: Path, normalize: Normalizer) -> str:
 
 
 def _dump(path: Path) -> str:
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-        try:
-            return "\n".join(con.iterdump()) + "\n"
-        finally:
-            con.close()
-    except sqlite3.Error as exc:
-        return f"-- cannot dump: {exc}\n"
+    return _sql(lambda: sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5))
 
 
 def _dump_bytes(data: bytes) -> str:
@@ -97,10 +91,20 @@ def _dump_bytes(data: bytes) -> str:
     image = bytearray(data)
     if len(image) >= 20 and image[18:20] == b"\x02\x02":
         image[18:20] = b"\x01\x01"
-    try:
+
+    def loaded() -> sqlite3.Connection:
         con = sqlite3.connect(":memory:")
+        con.deserialize(bytes(image))
+        return con
+
+    return _sql(loaded)
+
+
+def _sql(connect: Callable[[], sqlite3.Connection]) -> str:
+    """The SQL dump of the database `connect` opens, or why it cannot be dumped."""
+    try:
+        con = connect()
         try:
-            con.deserialize(bytes(image))
             return "\n".join(con.iterdump()) + "\n"
         finally:
             con.close()

@@ -38,11 +38,10 @@ def _adapter_scope(fixture_name: str, config: pytest.Config) -> str:
 
 
 def impl_spec(request: pytest.FixtureRequest) -> str:
-    """The implementation a check runs against: --impl, or one of --also-impl's."""
-    param = getattr(request, "param", None)
-    if param is None:
-        callspec = getattr(request.node, "callspec", None)
-        param = None if callspec is None else callspec.params.get("impl")
+    """The implementation a check runs against: --impl, or the one --also-impl's parameter
+    names (the check's `impl` parameter; a session-wide adapter has none)."""
+    callspec = getattr(request.node, "callspec", None)
+    param = None if callspec is None else callspec.params.get("impl")
     spec: str = param if isinstance(param, str) else request.config.getoption("--impl")
     return spec
 

@@ -369,7 +369,6 @@ def test_root_unusable(home: CodexHome, model: MockModel, run_startup: StartupRu
                    f"{what})")
 
 
-# case -> (the [memories] keys, the layouts whose pipeline must run)
 # case -> (the [memories] keys, the layouts a startup runs; None: the followed release's
 # `dual_write_runs` for the selected layout, which differ between releases)
 LAYOUT_RUNS: dict[str, tuple[dict[str, Any], tuple[str, ...] | None]] = {
