@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -23,6 +23,9 @@ from memconform import resources
 from memconform.expectations import NEW_REASON, Expectations, ExpectationsError, updated
 from memconform.registry import AREAS
 from memconform.selection import PROFILES, pattern, unknown_ids
+
+if TYPE_CHECKING:
+    from memconform.codex.releases import Release
 
 LOCAL_AREAS = sorted(a for a in AREAS if not a.startswith("cloud."))
 
@@ -40,8 +43,10 @@ def _progress_mode(quiet: bool, progress: bool) -> str:
     return "live" if progress and sys.stdout.isatty() else "lines"
 
 
-def _default_expectations(impl: str) -> Path | None:
-    """The bundled expectations file of the Codex release `--impl codex…` runs."""
+def _codex_release(impl: str) -> tuple[Release, str] | None:
+    """For `--impl codex…`: the release and layout it runs. A `codex@VERSION` not installed
+    yet is installed here, once, before any worker starts; a binary given by path (or
+    $MEMCONFORM_CODEX_BIN) is asked its release."""
     from memconform.codex import binary, releases
 
     head = impl.partition(":")[0]
@@ -49,22 +54,34 @@ def _default_expectations(impl: str) -> Path | None:
         return None
     try:
         version, layout, path = binary.parse_spec(impl)
-        if path is not None or (version is None and os.environ.get(binary.BIN_ENV)):
-            _, release = binary.locate(path, version)  # what the binary reports
+        if version is not None and path is None \
+                and not (binary.npm_dir(version) / binary.VENDORED).is_file():
+            console.print(f"installing Codex {version} (npm) into "
+                          f"{escape(str(binary.npm_dir(version)))}")
+        if path is not None or version is not None or os.environ.get(binary.BIN_ENV):
+            _, release = binary.locate(path, version)
         else:
-            release = releases.get(version or releases.DEFAULT)
+            release = releases.get(releases.DEFAULT)
     except (binary.CodexBinaryError, releases.ReleaseError) as exc:
         raise click.UsageError(str(exc)) from None
-    layout = layout or "v1"
+    return release, layout or "v1"
+
+
+def _expectations_for(impl: str, given: Path | None) -> Path | None:
+    """`given`, else the bundled expectations file of the Codex release `--impl codex…` runs."""
+    found = _codex_release(impl)
+    if given is not None or found is None:
+        return given
+    release, layout = found
     bundled = release.expectations_for(layout)
     if bundled is None:
         console.print(f"no bundled expectations for Codex {release.version} (layout {layout}) "
                       f"yet: every divergence from the rules shows as a fail")
         return None
-    found = resources.doc(bundled)
+    path = resources.doc(bundled)
     console.print(f"using the bundled expectations for Codex {release.version} (layout "
-                  f"{layout}): {escape(str(found))}")
-    return found
+                  f"{layout}): {escape(str(path))}")
+    return path
 
 
 def _pytest_args(impl: str, areas: tuple[str, ...], ids: tuple[str, ...],
@@ -263,7 +280,7 @@ def run(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: fl
             parse(shard)
         except ShardError as exc:
             raise click.UsageError(str(exc)) from exc
-    expectations = expectations or _default_expectations(impl)
+    expectations = _expectations_for(impl, expectations)
     if expectations is not None:
         try:
             Expectations.load(expectations)
@@ -326,7 +343,7 @@ def diff_command(impls: tuple[str, ...], areas: tuple[str, ...], ids: tuple[str,
             continue
         if states.exists():
             shutil.rmtree(states)
-        args = _pytest_args(impl, areas, ids, matches, _default_expectations(impl), report_dir,
+        args = _pytest_args(impl, areas, ids, matches, _expectations_for(impl, None), report_dir,
                             workers, False, False, adapter_timeout, True)
         # the wall clock on both sides: times compare as offsets from each check's clock;
         # one hypothesis seed: generated cases are the same on both sides
@@ -378,6 +395,7 @@ def diff_command(impls: tuple[str, ...], areas: tuple[str, ...], ids: tuple[str,
 def smoke(impl: str, report_dir: Path, adapter_timeout: float, startup_timeout: float,
           quiet: bool, no_progress: bool, verbose: bool, keep: Path | None) -> None:
     """Run the few checks whose failure means the adapter is wired wrong."""
+    _codex_release(impl)
     args = _pytest_args(impl, (), (), (), None, report_dir, 0, True, False, adapter_timeout,
                         quiet, verbose, keep, startup_timeout=startup_timeout,
                         progress=not no_progress)

@@ -6,6 +6,7 @@ import os
 import platform
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from memconform.codex import releases
@@ -15,7 +16,9 @@ BIN_ENV = "MEMCONFORM_CODEX_BIN"
 NPM_DIR_ENV = "MEMCONFORM_CODEX_NPM_DIR"
 WORKDIR_ENV = "MEMCONFORM_CODEX_WORKDIR"
 VENDORED = Path("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
-INSTALL_TIMEOUT_S = 600
+INSTALL_TIMEOUT_S = 300
+INSTALL_ATTEMPTS = 3  # a registry that drops a large download mid-way usually serves it next time
+INSTALL_BACKOFF_S = 15.0
 
 
 class CodexBinaryError(RuntimeError):
@@ -46,12 +49,25 @@ def install(release: Release, prefix: Path) -> Path:
     if npm is None:
         raise CodexBinaryError("npm is not on PATH: install Node.js, or pass codex:PATH")
     prefix.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix",
-                           str(prefix), release.package], capture_output=True, text=True,
-                          timeout=INSTALL_TIMEOUT_S, check=False)
-    if done.returncode != 0:
-        raise CodexBinaryError(f"npm install {release.package} failed: {done.stderr[-1500:]}")
-    return prefix / VENDORED
+    failures: list[str] = []
+    for attempt in range(INSTALL_ATTEMPTS):
+        if attempt:
+            time.sleep(INSTALL_BACKOFF_S * attempt)
+        try:
+            done = subprocess.run([npm, "install", "--loglevel=error", "--no-audit", "--no-fund",
+                                   "--prefix", str(prefix), release.package],
+                                  capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
+                                  check=False)
+        except subprocess.TimeoutExpired:
+            failures.append(f"attempt {attempt + 1}: no answer within {INSTALL_TIMEOUT_S} s")
+            continue
+        if done.returncode == 0 and (prefix / VENDORED).is_file():
+            return prefix / VENDORED
+        said = (done.stderr.strip() or done.stdout.strip())[-1200:]
+        failures.append(f"attempt {attempt + 1}: exit {done.returncode}: "
+                        f"{said or 'npm printed nothing'}")
+    raise CodexBinaryError(f"npm install {release.package} into {prefix} failed "
+                           f"{INSTALL_ATTEMPTS} times:\n" + "\n".join(failures))
 
 
 def locate(explicit: str | None, version: str | None = None) -> tuple[Path, Release]:
