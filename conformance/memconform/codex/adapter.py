@@ -125,7 +125,13 @@ class CodexAdapter:
         key_env = env if env is not None else {}
         return session.run(self.binary, self.front, home, env=key_env,
                            args=[*self._layout_pin(home), *args], turn=turn, hold=hold,
-                           timeout_s=timeout_s)
+                           timeout_s=timeout_s, end_marker=self._end_marker(home))
+
+    def _end_marker(self, home: Path) -> str | None:
+        """The release's pipeline-end line; none when `dual_write` runs two pipelines."""
+        if session.memories_table(home).get("dual_write") is True:
+            return None
+        return self.release.pipeline_end
 
     def _layout_pin(self, home: Path) -> list[str]:
         """A release with two layouts runs the adapter's, unless the home's config chooses."""

@@ -37,6 +37,8 @@ class Release:
     expectations_v2: str | None = None  # layout v2
     # with `dual_write = true`: the layouts a startup runs, by the layout `version` selects
     dual_write_runs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # on stderr (with RUST_LOG=opentelemetry_sdk=debug) when a startup's pipeline has ended
+    pipeline_end: str | None = None
 
     def expectations_for(self, layout: str) -> str | None:
         return self.expectations_v2 if layout == "v2" else self.expectations
@@ -103,7 +105,8 @@ def _load(folder_version: str, text: str) -> Release:
             driven=str(data["driven"]), expectations=data.get("expectations"),
             expectations_v2=data.get("expectations_v2"),
             dual_write_runs={str(k): tuple(str(x) for x in v)
-                             for k, v in data.get("dual_write_runs", {}).items()})
+                             for k, v in data.get("dual_write_runs", {}).items()},
+            pipeline_end=data.get("pipeline_end"))
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ReleaseError(f"{where}: {type(exc).__name__}: {exc}") from exc
     problems = []

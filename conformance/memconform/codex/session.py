@@ -21,6 +21,8 @@ QUIET_S = 1.5  # no pipeline request and no job change for this long: nothing mo
 STUCK_S = 10.0
 POLL_S = 0.1
 TOOL_OUTPUT_TOKENS = 10_000_000  # Codex cuts tool output at ~10 KB otherwise
+END_MARKER_LOGGER = "opentelemetry_sdk"  # logs each metric instrument as it is created
+END_MARKER_LOG = f"{END_MARKER_LOGGER}=debug"  # the RUST_LOG directive that shows them
 START_RETRIES = 3  # fresh processes racing on one home may fail to open the state DB
 
 
@@ -102,32 +104,56 @@ def jobs(home: Path) -> dict[tuple[str, str, str], tuple[Any, ...]]:
 
 
 class Settling:
-    """Watches one session's pipeline: it is over when no pipeline request is in flight, no
-    job row has changed for `QUIET_S`, and none of the jobs it claimed is still running. A
-    claimed job that stays `running` with neither requests nor row changes for `STUCK_S` is
-    not this session's any more (a check took it over) and does not hold the session."""
+    """Watches one session's pipeline. It is over at once when the release's end marker (the
+    line its last pipeline step logs) is on stderr, no pipeline request is in flight and no
+    job it claimed is still running. Without the marker (a guard stopped the pipeline before
+    it began, or the release has none) it is over when no request is in flight, no job row
+    has changed for `QUIET_S` and no job it claimed is still running. A claimed job that
+    stays `running` with neither requests nor row changes for `STUCK_S` is not this
+    session's any more (a check took it over) and does not hold the session."""
 
-    def __init__(self, home: Path, front: Front) -> None:
+    def __init__(self, home: Path, front: Front, end_marker: str | None = None) -> None:
         self.home = home
         self.front = front
         self.before = jobs(home)
         self.seen = self.before
         self.changed_at = time.monotonic()
+        self.marker = end_marker.encode() if end_marker else None
+        self.ended = False
+        self._stderr: int | None = None
+        self._read = 0
+
+    def follow(self, stderr_fd: int) -> None:
+        """Read the session's stderr (a file) for the end marker."""
+        self._stderr, self._read = stderr_fd, 0
+
+    def _marker_seen(self) -> bool:
+        if self.ended or self.marker is None or self._stderr is None:
+            return self.ended
+        start = max(self._read - len(self.marker), 0)
+        chunk = os.pread(self._stderr, 1 << 20, start)
+        self._read = start + len(chunk)
+        self.ended = self.marker in chunk
+        return self.ended
 
     def over(self) -> bool:
         now = jobs(self.home)
         if now != self.seen:
             self.seen, self.changed_at = now, time.monotonic()
-        quiet = min(self.front.quiet_for(), time.monotonic() - self.changed_at)
         claimed = any(row[0] == "running" and row[1] != self.before.get(key, (None, None))[1]
                       for key, row in now.items())
+        in_flight = self.front.quiet_for() == 0.0
+        if not claimed and not in_flight and self._marker_seen():
+            return True
+        quiet = min(self.front.quiet_for(), time.monotonic() - self.changed_at)
         return quiet >= (STUCK_S if claimed else QUIET_S)
 
 
 def run(binary: Path, front: Front, home: Path, *, env: dict[str, str], args: list[str],
-        turn: Turn, hold: bool, timeout_s: float) -> Result:
+        turn: Turn, hold: bool, timeout_s: float, end_marker: str | None = None) -> Result:
     """Run `codex exec ARGS` on `home`. With `hold`, the session's first model answer waits
-    until the pipeline has settled (the session would otherwise exit and kill it)."""
+    until the pipeline has settled (the session would otherwise exit and kill it);
+    `end_marker` is what the release logs on stderr when its pipeline has finished."""
     provider = provider_of(home)
     cwd = home.parent / f"{home.name}-work"
     cwd.mkdir(parents=True, exist_ok=True)
@@ -138,9 +164,12 @@ def run(binary: Path, front: Front, home: Path, *, env: dict[str, str], args: li
     if provider.env_key:  # the front needs no key, but Codex wants the variable set
         environment[provider.env_key] = "memconform-placeholder"
     environment.update(env, CODEX_HOME=str(home))
+    if hold and end_marker:
+        environment["RUST_LOG"] = ",".join(filter(None, (
+            environment.get("RUST_LOG") or "error", END_MARKER_LOG)))
     for attempt in range(START_RETRIES):
         result = _once(command, cwd, environment, front, home, provider.base_url, turn, hold,
-                       timeout_s)
+                       timeout_s, end_marker)
         if result.returncode == 0 or "failed to initialize" not in result.stderr:
             return result
         turn = Turn(turn.answers, gate_timeout_s=turn.gate_timeout_s)
@@ -150,8 +179,9 @@ def run(binary: Path, front: Front, home: Path, *, env: dict[str, str], args: li
 
 
 def _once(command: list[str], cwd: Path, env: dict[str, str], front: Front, home: Path,
-          upstream: str, turn: Turn, hold: bool, timeout_s: float) -> Result:
-    watch = Settling(home, front)
+          upstream: str, turn: Turn, hold: bool, timeout_s: float,
+          end_marker: str | None) -> Result:
+    watch = Settling(home, front, end_marker)
     if not hold:
         turn.gate.set()
     front.begin(upstream, turn)
@@ -159,6 +189,7 @@ def _once(command: list[str], cwd: Path, env: dict[str, str], front: Front, home
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=err)
+        watch.follow(err.fileno())
         try:
             if hold:
                 _hold_until_settled(proc, watch, turn, deadline)
@@ -179,7 +210,9 @@ def _once(command: list[str], cwd: Path, env: dict[str, str], front: Front, home
         # JSON lines end at LF only: a message may hold U+2028 or U+0085 unescaped
         events = [json.loads(line) for line in out.read().decode("utf-8", "replace").split("\n")
                   if line.startswith("{")]
-        return Result(proc.returncode, events, err.read().decode("utf-8", "replace"), turn)
+        stderr = "".join(line for line in err.read().decode("utf-8", "replace")
+                         .splitlines(keepends=True) if END_MARKER_LOGGER not in line)
+        return Result(proc.returncode, events, stderr, turn)
 
 
 def _hold_until_settled(proc: subprocess.Popen[bytes], watch: Settling, turn: Turn,
@@ -194,5 +227,5 @@ def _hold_until_settled(proc: subprocess.Popen[bytes], watch: Settling, turn: Tu
 
     wait(turn.arrived.is_set, "the session's first model request")
     arrived = time.monotonic()
-    wait(lambda: watch.over() and time.monotonic() - arrived >= QUIET_S,
+    wait(lambda: watch.over() and (watch.ended or time.monotonic() - arrived >= QUIET_S),
          "the memory pipeline to settle")

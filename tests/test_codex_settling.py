@@ -1,0 +1,127 @@
+"""When a held Codex session counts as settled: the release's end marker on stderr ends the
+wait at once, unless a job the session claimed is still running or a request is in flight."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import weakref
+from pathlib import Path
+
+import pytest
+
+from memconform.codex import session
+from memconform.codex.front import Front, Turn
+
+MARKER = 'instrument_name="codex.memory.phase2.e2e_ms"'
+
+
+class StubFront:
+    def __init__(self, quiet: float) -> None:
+        self.quiet = quiet
+
+    def quiet_for(self) -> float:
+        return self.quiet
+
+
+def _home(tmp_path: Path, status: str | None, token: str = "old") -> Path:
+    con = sqlite3.connect(tmp_path / "memories_1.sqlite")
+    con.execute("CREATE TABLE jobs (kind TEXT, job_key TEXT, status TEXT, ownership_token TEXT,"
+                " finished_at INTEGER, retry_at INTEGER)")
+    if status is not None:
+        con.execute("INSERT INTO jobs VALUES ('memory_consolidate_global', 'global', ?, ?, "
+                    "NULL, NULL)", (status, token))
+    con.commit()
+    con.close()
+    return tmp_path
+
+
+def _claim(home: Path) -> None:
+    with sqlite3.connect(home / "memories_1.sqlite") as con:
+        con.execute("UPDATE jobs SET status = 'running', ownership_token = 'new'")
+
+
+def _watch(home: Path, quiet: float, stderr: bytes,
+           marker: str | None = MARKER) -> tuple[session.Settling, Path]:
+    """A watch on `home` whose session has written `stderr` so far (appended to via the path)."""
+    watch = session.Settling(home, StubFront(quiet), marker)  # type: ignore[arg-type]
+    log = home / f"stderr-{id(watch)}.log"
+    log.write_bytes(stderr)
+    fd = os.open(log, os.O_RDONLY)
+    weakref.finalize(watch, os.close, fd)
+    watch.follow(fd)
+    return watch, log
+
+
+LINE = f"2026-12-07T11:52:56Z DEBUG opentelemetry_sdk: name=\"x\" {MARKER} c=1\n".encode()
+
+
+def test_the_end_marker_settles_at_once(tmp_path: Path) -> None:
+    home = _home(tmp_path, "done")
+    assert _watch(home, quiet=0.2, stderr=b"noise\n" + LINE)[0].over()
+    assert not _watch(home, quiet=0.2, stderr=b"noise\n")[0].over()
+
+
+def test_without_a_marker_the_quiet_window_decides(tmp_path: Path) -> None:
+    home = _home(tmp_path, "done")
+    assert not _watch(home, quiet=0.2, stderr=LINE, marker=None)[0].over()
+    watch, _ = _watch(home, quiet=session.QUIET_S + 0.1, stderr=b"", marker=None)
+    assert not watch.over()  # the job rows were read just now
+    watch.changed_at -= session.QUIET_S
+    assert watch.over()
+
+
+def test_a_request_in_flight_holds_the_session(tmp_path: Path) -> None:
+    assert not _watch(_home(tmp_path, "done"), quiet=0.0, stderr=LINE)[0].over()
+
+
+def test_a_job_the_session_claimed_holds_it_until_final(tmp_path: Path) -> None:
+    home = _home(tmp_path, "pending")
+    watch, _ = _watch(home, quiet=0.5, stderr=LINE)
+    _claim(home)
+    assert not watch.over()
+    with sqlite3.connect(home / "memories_1.sqlite") as con:
+        con.execute("UPDATE jobs SET status = 'done'")
+    assert watch.over()
+
+
+AT = LINE.index(MARKER.encode())
+
+
+@pytest.mark.parametrize("split", [AT + 1, AT + len(MARKER) // 2, AT + len(MARKER) - 1])
+def test_a_marker_written_in_two_pieces_is_found(tmp_path: Path, split: int) -> None:
+    watch, log = _watch(_home(tmp_path, "done"), quiet=0.2, stderr=LINE[:split])
+    assert not watch.over()
+    with log.open("ab") as more:
+        more.write(LINE[split:])
+    assert watch.over()
+
+
+FAKE_CODEX = """#!/bin/sh
+printf '{"type": "env", "rust_log": "%s"}\\n' "$RUST_LOG"
+printf '%s' "$MARKER_LINE" >&2
+echo "Error: something the porter needs to read" >&2
+"""
+
+
+def test_a_held_session_asks_for_the_marker_and_keeps_it_out_of_stderr(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "codex"
+    fake.write_text(FAKE_CODEX, encoding="utf-8")
+    fake.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        'model_provider = "mock"\n[model_providers.mock]\nbase_url = "http://127.0.0.1:9/v1"\n',
+        encoding="utf-8")
+    monkeypatch.setenv("MARKER_LINE", LINE.decode())
+    monkeypatch.setenv("RUST_LOG", "codex_memories_write=debug")
+    front = Front()
+    try:
+        result = session.run(fake, front, home, env={}, args=[], turn=Turn([[]]), hold=True,
+                             timeout_s=20, end_marker=MARKER)
+    finally:
+        front.close()
+    assert result.events == [{"type": "env", "rust_log":
+                              f"codex_memories_write=debug,{session.END_MARKER_LOG}"}]
+    assert result.stderr == "Error: something the porter needs to read\n"
