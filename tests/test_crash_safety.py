@@ -3,6 +3,7 @@ state of an uninterrupted run, and no half-written file is ever kept or committe
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 import sys
@@ -175,3 +176,31 @@ def test_leftover_temporary_files_never_reach_the_baseline(tmp_path: Path) -> No
     sync_inputs(tmp_path, [])
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["raw_memories.md",
                                                            "rollout_summaries"]
+
+
+def test_a_fresh_leftover_beside_the_seed_goes_at_the_next_startup(tmp_path: Path) -> None:
+    """A writer killed a moment ago left its temporary file: the next startup, right after,
+    removes it (the kill-anywhere run above found one left behind under an age rule)."""
+    folder = tmp_path / "extensions" / "ad_hoc"
+    folder.mkdir(parents=True)
+    (folder / ".tmp-5813vkqt.part").write_text("")
+    assert seed_ad_hoc_instructions(tmp_path)
+    assert sorted(p.name for p in folder.iterdir()) == ["instructions.md"]
+
+
+def test_a_temporary_file_swept_by_a_concurrent_startup_is_written_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "instructions.md"
+    real_link = os.link
+    swept: list[str] = []
+
+    def link_after_a_sweep(src: str, dst: str) -> None:
+        if not swept:  # a concurrent startup removes every leftover, this one's included
+            swept.append(src)
+            files.remove_leftovers(tmp_path)
+        real_link(src, dst)
+
+    monkeypatch.setattr("memref.files.os.link", link_after_a_sweep)
+    assert files.create_atomic(target, "seeded\n")
+    assert swept and target.read_text() == "seeded\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["instructions.md"]

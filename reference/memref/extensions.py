@@ -26,16 +26,13 @@ newer evidence, and never copy a secret from a note into any memory file.
 """
 
 
-LEFTOVER_AGE_S = 600.0
-
-
 def seed_ad_hoc_instructions(root: Path) -> bool:
     """Create `instructions.md` when absent (or left empty by a killed writer); a file with
     content is never touched."""
     target = root / AD_HOC_DIR / "instructions.md"
     target.parent.mkdir(parents=True, exist_ok=True)
-    # concurrent startups seed at once: only a file no live writer can still own goes
-    remove_leftovers(target.parent, older_than_s=LEFTOVER_AGE_S)
+    # a concurrent startup's temporary file may go too: `create_atomic` then writes it again
+    remove_leftovers(target.parent)
     return create_atomic(target, AD_HOC_INSTRUCTIONS)
 
 

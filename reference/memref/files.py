@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 from pathlib import Path
+
+CREATE_ATTEMPTS = 5
 
 
 def _temp_with(directory: Path, text: str) -> Path:
@@ -37,31 +38,35 @@ def create_atomic(path: Path, text: str) -> bool:
     """Create `path` with `text` unless a non-empty file is there; True when written.
 
     An empty file counts as absent: it is what a writer killed between creating and writing
-    the file would have left."""
+    the file would have left. A temporary file swept away by a concurrent startup's
+    `remove_leftovers` before it was linked is written again."""
     try:
         if not path.is_symlink() and path.is_file() and path.stat().st_size == 0:
             path.unlink(missing_ok=True)
     except FileNotFoundError:
         pass
-    tmp = _temp_with(path.parent, text)
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink()
-    return True
+    for _ in range(CREATE_ATTEMPTS):
+        tmp = _temp_with(path.parent, text)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except FileNotFoundError:
+            continue
+        finally:
+            tmp.unlink(missing_ok=True)
+        return True
+    raise OSError(f"{path}: its temporary file was removed {CREATE_ATTEMPTS} times before it "
+                  f"could be linked")
 
 
-def remove_leftovers(directory: Path, older_than_s: float = 0.0) -> None:
-    """Delete temporary files a killed writer left directly in `directory`, those last
-    modified at least `older_than_s` ago (a concurrent writer's file is younger)."""
+def remove_leftovers(directory: Path) -> None:
+    """Delete the temporary files killed writers left directly in `directory`."""
     if not directory.is_dir():
         return
-    cutoff = time.time() - older_than_s
     for entry in directory.glob(".tmp-*.part"):
         try:
-            if entry.is_file() and not entry.is_symlink() and entry.stat().st_mtime <= cutoff:
+            if entry.is_file() and not entry.is_symlink():
                 entry.unlink()
         except FileNotFoundError:
             pass
