@@ -30,6 +30,7 @@ class _Collector:
             module = getattr(getattr(item, "module", None), "__name__", "")
             entry["profile"] = "cloud" if module.startswith("memconform.cloud_checks") \
                 else "local"
+            entry["module"] = module
             self.checks.append(entry)
 
 

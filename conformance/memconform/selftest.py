@@ -3,7 +3,7 @@
 1. The bundled reference must pass every check (a baseline with failures proves nothing), but
    the checks of rules that begin after the release it follows, which are not-implemented.
 2. Every mutant must be killed: each check it declares as a killer (run alone against it)
-   must fail.
+   must fail. A mutant's run collects only the check modules that hold its killers.
 3. Every broken stdio adapter must turn every check it reaches into `error`.
 """
 
@@ -24,8 +24,10 @@ from rich.table import Table
 from memconform import report as rep
 from memconform import resources
 from memconform.broken import NAMES as BROKEN
+from memconform.listing import collect_checks
 from memconform.mutants import Mutant, discover
 from memconform.registry import id_covers
+from memconform.selection import PROFILES
 
 BROKEN_TIMEOUT_S = 3.0
 LATEST = "0.171.0"  # the newest release memref follows
@@ -49,20 +51,43 @@ def run_environment(pycache: Path) -> dict[str, str]:
     return env
 
 
-def _run(label: str, command: str, impl: str, out: Path, extra: list[str],
-         env: dict[str, str] | None = None) -> Outcome:
-    cmd = [sys.executable, "-m", "memconform", command, "--impl", impl, "--report-dir",
-           str(out), "-q", *extra]
+def _run(label: str, command: list[str], out: Path, env: dict[str, str] | None = None) -> Outcome:
     log = out.with_suffix(".log")
     out.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as handle:
-        code = subprocess.call(cmd, stdout=handle, stderr=subprocess.STDOUT,
+        code = subprocess.call(command, stdout=handle, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, env=env)
     try:
         _, records, _ = rep.load(out / "report.jsonl")
     except rep.ReportError as exc:
         return Outcome(label, code, problem=f"{exc} (log: {log})")
     return Outcome(label, code, records)
+
+
+def cli_run(command: str, impl: str, out: Path, extra: list[str]) -> list[str]:
+    """A `memconform COMMAND` run."""
+    return [sys.executable, "-m", "memconform", command, "--impl", impl, "--report-dir",
+            str(out), "-q", *extra]
+
+
+def killer_run(mutant: Mutant, impl: str, out: Path, modules: dict[str, str]) -> list[str]:
+    """pytest over the check modules holding the mutant's killers (`modules`: check id ->
+    module), selecting the killers; a killer matching no check collects the whole profile,
+    where the judge finds it matching nothing."""
+    wanted = {module for check, module in modules.items()
+              if any(id_covers(killer, check) for killer in mutant.killers)}
+    found_all = all(any(id_covers(k, c) for c in modules) for k in mutant.killers)
+    return [sys.executable, "-m", "pytest", "--pyargs",
+            *(sorted(wanted) if found_all and wanted else [PROFILES[mutant.profile]]),
+            "-p", "no:cacheprovider", "--impl", impl, "--report-dir", str(out),
+            "--profile", mutant.profile, "-q", "--no-header", "--tb=no", "--progress", "dots",
+            "--snapshot-warn-unused",
+            *(arg for killer in mutant.killers for arg in ("--check-id", killer))]
+
+
+def check_modules() -> dict[str, str]:
+    """Every check id (case included) -> the module that defines it."""
+    return {c["id"]: c["module"] for c in collect_checks()}
 
 
 def judge_mutant(mutant: Mutant, outcome: Outcome) -> list[str]:
@@ -102,28 +127,34 @@ def impl_of(module: str, mutant: Mutant) -> str:
     return f"serve:{module}" if mutant.profile == "cloud" else f"python:{module}:factory"
 
 
+def _out(out_dir: Path, label: str) -> Path:
+    return out_dir / label.replace(":", "-")
+
+
 def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
     mutants = discover()
     later = sorted({check.split("[")[0] for check in resources.later_release_checks()})
-    jobs: list[tuple[str, str, str, list[str]]] = [
-        ("baseline", "run", "ref", []), ("baseline-cloud", "run", "ref", ["--profile", "cloud"]),
+    modules = check_modules()
+    baselines = [
+        ("baseline", "ref", []), ("baseline-cloud", "ref", ["--profile", "cloud"]),
         # the later releases' checks, against the reference following the newest release in
         # layout v2 and in layout v1 (the mutants of those rules follow it too)
-        *((f"baseline-{LATEST}-{layout}", "run", f"ref@{LATEST}/{layout}",
+        *((f"baseline-{LATEST}-{layout}", f"ref@{LATEST}/{layout}",
            [arg for check in later for arg in ("--id", check)]) for layout in ("v1", "v2"))]
+    jobs = [(label, cli_run("run", impl, _out(out_dir, label), extra))
+            for label, impl, extra in baselines]
     # a mutant runs only its declared killers: enough to see it killed, and each must fail
-    jobs += [(m.id, "run", impl_of(module, m),
-              [*(["--profile", "cloud"] if m.profile == "cloud" else []),
-               *(arg for killer in m.killers for arg in ("--id", killer))])
+    jobs += [(m.id, killer_run(m, impl_of(module, m), _out(out_dir, m.id), modules))
              for module, m in mutants]
-    jobs += [(f"broken:{name}", "smoke", f"exec:{sys.executable} -m memconform.broken.{name}",
-              ["--adapter-timeout", str(BROKEN_TIMEOUT_S)]) for name in BROKEN]
+    jobs += [(f"broken:{name}",
+              cli_run("smoke", f"exec:{sys.executable} -m memconform.broken.{name}",
+                      _out(out_dir, f"broken:{name}"),
+                      ["--adapter-timeout", str(BROKEN_TIMEOUT_S)])) for name in BROKEN]
     with tempfile.TemporaryDirectory(prefix="memconform-selftest-pycache-") as pycache, \
             ThreadPoolExecutor(max_workers=workers) as pool:
         env = run_environment(Path(pycache))
         outcomes = list(pool.map(
-            lambda job: _run(job[0], job[1], job[2], out_dir / job[0].replace(":", "-"),
-                             job[3], env), jobs))
+            lambda job: _run(job[0], job[1], _out(out_dir, job[0]), env), jobs))
     by_label = {o.label: o for o in outcomes}
     failures = 0
     for label in ("baseline", "baseline-cloud", f"baseline-{LATEST}-v1", f"baseline-{LATEST}-v2"):
