@@ -8,7 +8,16 @@ import pytest
 
 from conftest import run_cli
 from memconform.mutants import Mutant, discover
-from memconform.selftest import Outcome, judge_broken, judge_mutant, run_environment
+from memconform.selftest import (
+    Outcome,
+    WarmServer,
+    check_modules,
+    impl_of,
+    judge_broken,
+    judge_mutant,
+    killer_args,
+    run_environment,
+)
 
 # about 80 mutant runs of a few seconds each on two workers, with room for a slow machine
 SELFTEST_TIMEOUT_S = 1500
@@ -55,3 +64,23 @@ def test_runs_cache_bytecode_in_their_own_folder(tmp_path: Path,
     env = run_environment(tmp_path / "pyc")
     assert "PYTHONDONTWRITEBYTECODE" not in env
     assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "pyc")
+
+
+def test_a_forked_mutant_run_leaves_the_fork_server_clean(tmp_path: Path) -> None:
+    """The fork server runs a mutant, then the reference on the same checks: the mutant's
+    patches stayed in its own forked run, so the reference passes where the mutant failed."""
+    module, mutant = next((module, m) for module, m in discover()
+                          if m.id == "m01-idle-hours-unclamped")
+    modules = check_modules()
+    server = WarmServer(run_environment(tmp_path / "pyc"))
+    try:
+        killed = server.run(mutant.id, killer_args(mutant, impl_of(module, mutant),
+                                                   tmp_path / "mutant", modules),
+                            tmp_path / "mutant")
+        clean = server.run("ref", killer_args(mutant, "ref", tmp_path / "ref", modules),
+                           tmp_path / "ref")
+    finally:
+        server.close()
+    assert judge_mutant(mutant, killed) == []
+    assert clean.records and {r["status"] for r in clean.records} == {"pass"}
+    assert server.proc.returncode == 0

@@ -3,13 +3,17 @@
 1. The bundled reference must pass every check (a baseline with failures proves nothing), but
    the checks of rules that begin after the release it follows, which are not-implemented.
 2. Every mutant must be killed: each check it declares as a killer (run alone against it)
-   must fail. A mutant's run collects only the check modules that hold its killers.
+   must fail. A mutant's run collects only the check modules that hold its killers; a local
+   mutant's run is forked from a fork server that has imported pytest and the check modules
+   (`memconform.warmpytest`).
 3. Every broken stdio adapter must turn every check it reaches into `error`.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
@@ -51,17 +55,55 @@ def run_environment(pycache: Path) -> dict[str, str]:
     return env
 
 
-def _run(label: str, command: list[str], out: Path, env: dict[str, str] | None = None) -> Outcome:
-    log = out.with_suffix(".log")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as handle:
-        code = subprocess.call(command, stdout=handle, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, env=env)
+def _outcome(label: str, code: int, out: Path) -> Outcome:
     try:
         _, records, _ = rep.load(out / "report.jsonl")
     except rep.ReportError as exc:
-        return Outcome(label, code, problem=f"{exc} (log: {log})")
+        return Outcome(label, code, problem=f"{exc} (log: {out.with_suffix('.log')})")
     return Outcome(label, code, records)
+
+
+def _run(label: str, command: list[str], out: Path, env: dict[str, str] | None = None) -> Outcome:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.with_suffix(".log").open("w") as handle:
+        code = subprocess.call(command, stdout=handle, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, env=env)
+    return _outcome(label, code, out)
+
+
+class WarmServer:
+    """One `memconform.warmpytest` fork server: runs pytest one at a time, forked from it."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "memconform.warmpytest"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, env=env)
+        self.ready = False
+
+    def run(self, label: str, args: list[str], out: Path) -> Outcome:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if not self.ready:
+                self.ready = self.proc.stdout.readline().strip() == "ready"
+            self.proc.stdin.write(json.dumps({"args": args,
+                                              "log": str(out.with_suffix(".log"))}) + "\n")
+            self.proc.stdin.flush()
+            answer = self.proc.stdout.readline()
+            code = int(answer)
+        except (OSError, ValueError) as exc:
+            return Outcome(label, rep.EXIT_HARNESS, problem=f"the fork server failed "
+                                                            f"(exit {self.proc.poll()}): {exc}")
+        return _outcome(label, code, out)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def cli_run(command: str, impl: str, out: Path, extra: list[str]) -> list[str]:
@@ -70,15 +112,14 @@ def cli_run(command: str, impl: str, out: Path, extra: list[str]) -> list[str]:
             str(out), "-q", *extra]
 
 
-def killer_run(mutant: Mutant, impl: str, out: Path, modules: dict[str, str]) -> list[str]:
-    """pytest over the check modules holding the mutant's killers (`modules`: check id ->
-    module), selecting the killers; a killer matching no check collects the whole profile,
-    where the judge finds it matching nothing."""
+def killer_args(mutant: Mutant, impl: str, out: Path, modules: dict[str, str]) -> list[str]:
+    """pytest's arguments: the check modules holding the mutant's killers (`modules`: check
+    id -> module), selecting the killers; a killer matching no check collects the whole
+    profile, where the judge finds it matching nothing."""
     wanted = {module for check, module in modules.items()
               if any(id_covers(killer, check) for killer in mutant.killers)}
     found_all = all(any(id_covers(k, c) for c in modules) for k in mutant.killers)
-    return [sys.executable, "-m", "pytest", "--pyargs",
-            *(sorted(wanted) if found_all and wanted else [PROFILES[mutant.profile]]),
+    return ["--pyargs", *(sorted(wanted) if found_all and wanted else [PROFILES[mutant.profile]]),
             # the verdict is in the report: no gc passes for unraisable-exception warnings
             "-p", "no:cacheprovider", "-p", "no:unraisableexception", "--impl", impl,
             "--report-dir", str(out), "--profile", mutant.profile, "-q", "--no-header",
@@ -144,9 +185,11 @@ def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
            [arg for check in later for arg in ("--id", check)]) for layout in ("v1", "v2"))]
     jobs = [(label, cli_run("run", impl, _out(out_dir, label), extra))
             for label, impl, extra in baselines]
-    # a mutant runs only its declared killers: enough to see it killed, and each must fail
-    jobs += [(m.id, killer_run(m, impl_of(module, m), _out(out_dir, m.id), modules))
+    # a mutant runs only its declared killers: enough to see it killed, and each must fail;
+    # a local one is forked from a process that has pytest and the check modules imported
+    jobs += [(m.id, killer_args(m, impl_of(module, m), _out(out_dir, m.id), modules))
              for module, m in mutants]
+    local = {m.id for _, m in mutants if m.profile == "local"}
     jobs += [(f"broken:{name}",
               cli_run("smoke", f"exec:{sys.executable} -m memconform.broken.{name}",
                       _out(out_dir, f"broken:{name}"),
@@ -154,8 +197,28 @@ def run_selftest(out_dir: Path, workers: int, console: Console) -> int:
     with tempfile.TemporaryDirectory(prefix="memconform-selftest-pycache-") as pycache, \
             ThreadPoolExecutor(max_workers=workers) as pool:
         env = run_environment(Path(pycache))
-        outcomes = list(pool.map(
-            lambda job: _run(job[0], job[1], _out(out_dir, job[0]), env), jobs))
+        servers: queue.Queue[WarmServer] = queue.Queue()
+        started = [WarmServer(env) for _ in range(workers)]
+        for server in started:
+            servers.put(server)
+
+        def one(job: tuple[str, list[str]]) -> Outcome:
+            label, args = job
+            if label in local:
+                server = servers.get()
+                try:
+                    return server.run(label, args, _out(out_dir, label))
+                finally:
+                    servers.put(server)
+            command = args if args[0] == sys.executable \
+                else [sys.executable, "-m", "pytest", *args]
+            return _run(label, command, _out(out_dir, label), env)
+
+        try:
+            outcomes = list(pool.map(one, jobs))
+        finally:
+            for server in started:
+                server.close()
     by_label = {o.label: o for o in outcomes}
     failures = 0
     for label in ("baseline", "baseline-cloud", f"baseline-{LATEST}-v1", f"baseline-{LATEST}-v2"):
