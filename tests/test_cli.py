@@ -37,16 +37,12 @@ def test_run_against_reference_is_conformant(ref_run: tuple[int, Path, str]) -> 
     assert "agreement:" in stderr and "config" in stderr
 
 
-def test_stdio_transport_gives_the_same_statuses(ref_run: tuple[int, Path, str],
-                                                 tmp_path: Path) -> None:
-    result = run_cli("run", "-q", "--impl", STDIO_REF, "--report-dir", str(tmp_path / "r"),
-                     cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert statuses(tmp_path / "r") == statuses(ref_run[1])
-
-
-def test_xdist_gives_the_same_statuses(ref_run: tuple[int, Path, str], tmp_path: Path) -> None:
-    result = run_cli("run", "-q", "-n", "2", "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
+def test_stdio_transport_on_xdist_workers_gives_the_same_statuses(
+        ref_run: tuple[int, Path, str], tmp_path: Path) -> None:
+    """The reference over its stdio adapter, on two xdist workers, against the serial run in
+    process: both the transport and the distribution leave every status as it was."""
+    result = run_cli("run", "-q", "--impl", STDIO_REF, "-n", "2", "--report-dir",
+                     str(tmp_path / "r"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert statuses(tmp_path / "r") == statuses(ref_run[1])
     assert read_report(tmp_path / "r")[0]["config"]["workers"] == 2
