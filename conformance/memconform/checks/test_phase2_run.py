@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from memconform import fixtures
 from memconform.checks.consolidation import (
     DIFF_FILE,
     DONE,
@@ -350,6 +351,9 @@ def test_retry_after_failure(home: CodexHome, model: MockModel,
         "the memory root has uncommitted changes after the successful retry"
 
 
+AGENT_LOOP_BUDGET = 4
+
+
 @check("p2.run.agent-turn-bound", title="an agent that never stops calling tools is stopped "
        "and the run fails", rules=("AGENT-04", "P2-RUN-05"), level="SHOULD", area="phase2")
 def test_agent_turn_bound(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
@@ -358,7 +362,9 @@ def test_agent_turn_bound(home: CodexHome, model: MockModel, run_startup: Startu
     bad = "*** Begin Patch\n*** Delete File: no-such-file.md\n*** End Patch\n"
     model.on("consolidation", *([custom_tool_call("apply_patch", bad, "call_loop")] * 100),
              message(DONE))
-    run_startup(home)
+    # up to a hundred model turns in one startup: Codex took 33 to more than 60 s for them on
+    # two loaded cores, so this startup gets four times the usual budget
+    run_startup(home, timeout_s=AGENT_LOOP_BUDGET * fixtures.startup_timeout_s)
     assert consolidations(model) >= 1, "the consolidation agent never started"
     assert len(model.of_kind("consolidation")) < 100, "the consolidation agent's tool loop " \
         "was not bounded: it was still calling tools after 100 model turns"
