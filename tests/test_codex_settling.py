@@ -24,13 +24,13 @@ class StubFront:
         return self.quiet
 
 
-def _home(tmp_path: Path, status: str | None, token: str = "old") -> Path:
+def _home(tmp_path: Path, status: str) -> Path:
+    """A memories DB holding the global job in `status`, owned by an earlier token."""
     con = sqlite3.connect(tmp_path / "memories_1.sqlite")
     con.execute("CREATE TABLE jobs (kind TEXT, job_key TEXT, status TEXT, ownership_token TEXT,"
                 " finished_at INTEGER, retry_at INTEGER)")
-    if status is not None:
-        con.execute("INSERT INTO jobs VALUES ('memory_consolidate_global', 'global', ?, ?, "
-                    "NULL, NULL)", (status, token))
+    con.execute("INSERT INTO jobs VALUES ('memory_consolidate_global', 'global', ?, 'old', "
+                "NULL, NULL)", (status,))
     con.commit()
     con.close()
     return tmp_path
