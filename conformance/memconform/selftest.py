@@ -32,6 +32,7 @@ from memconform.listing import collect_checks
 from memconform.mutants import Mutant, discover
 from memconform.registry import id_covers
 from memconform.selection import PROFILES
+from memconform.warmpytest import READY
 
 BROKEN_TIMEOUT_S = 3.0
 LATEST = "0.171.0"  # the newest release memref follows
@@ -85,7 +86,10 @@ class WarmServer:
         out.parent.mkdir(parents=True, exist_ok=True)
         try:
             if not self.ready:
-                self.ready = self.proc.stdout.readline().strip() == "ready"
+                greeting = self.proc.stdout.readline().strip()
+                if greeting != READY:
+                    raise ValueError(f"it said {greeting!r} instead of {READY!r}")
+                self.ready = True
             self.proc.stdin.write(json.dumps({"args": args,
                                               "log": str(out.with_suffix(".log"))}) + "\n")
             self.proc.stdin.flush()

@@ -1,6 +1,6 @@
 """`python -m memconform.warmpytest`: a pytest fork server for the selftest.
 
-It imports pytest, the harness plugin and every local check module once (through pytest's own
+It imports pytest, the harness plugin and every check module once (through pytest's own
 collection, assertion rewriting included), then serves runs one at a time: each line on stdin
 is a JSON object {"args": [...], "log": PATH}; it forks, the child runs `pytest ARGS` with its
 output in LOG, and the server answers the child's exit code on a line of stdout. A mutant
@@ -8,8 +8,6 @@ module imported by a run stays in that run's child."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import sys
@@ -17,15 +15,9 @@ import traceback
 
 import pytest
 
-from memconform.selection import PROFILES
+from memconform.listing import collect_checks
 
 READY = "ready"
-
-
-def _collect() -> None:
-    with contextlib.redirect_stdout(io.StringIO()):
-        pytest.main(["--pyargs", PROFILES["local"], "--collect-only", "-q",
-                     "-p", "no:cacheprovider", "-p", "no:syrupy"])
 
 
 def _child(args: list[str], log: str) -> None:
@@ -46,7 +38,7 @@ def _child(args: list[str], log: str) -> None:
 
 
 def serve() -> None:
-    _collect()
+    collect_checks()  # imports every check module through pytest's collection
     print(READY, flush=True)
     for line in sys.stdin:
         job = json.loads(line)
