@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from memconform import bundles, capture, fixtures, resources, shard
+from memconform import basetemp, bundles, capture, fixtures, resources, shard
 from memconform.adapters import Adapter, AdapterError, ImplSpecError, Rejected, Unsupported, resolve
 from memconform.cloud.service import CloudSpecError, db_label
 from memconform.cloud.service import validate as validate_cloud
@@ -36,6 +36,7 @@ ID_KEY = pytest.StashKey[str]()
 EXPECT_KEY = pytest.StashKey[Expectation | None]()
 PHASES_KEY = pytest.StashKey[list[str]]()
 _EXPECTATIONS = pytest.StashKey[Expectations]()
+_REMOVE_AT_END = pytest.StashKey[Path]()
 PROP = "memconform:"
 FAILING = ("fail", "error", "xpass")
 LETTERS = {"pass": ".", "fail": "F", "error": "E", "xfail": "x", "xpass": "X",
@@ -76,7 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                 "per check)")
     config.pluginmanager.import_plugin("memconform.fixtures")
     fixtures.startup_timeout_s = config.getoption("--startup-timeout")
-    _codex_homes_outside_tmp(config)
+    _place_homes(config)
     if config.getoption("--profile") == "cloud":
         try:
             validate_cloud(config.getoption("--impl"), config.getoption("--cloud-db"))
@@ -114,31 +115,22 @@ def _text(path: Path | None) -> str | None:
     return None if path is None else str(path)
 
 
-def _codex_homes_outside_tmp(config: pytest.Config) -> None:
-    """The Codex binary refuses to set up its helpers under /tmp, where pytest keeps homes
-    by default: for `--impl codex` they go to the user's cache unless --basetemp is given."""
-    if not str(config.getoption("--impl")).startswith("codex") or _is_worker(config):
+def _place_homes(config: pytest.Config) -> None:
+    """This run's base temporary folder (see basetemp.py), unless --basetemp is given."""
+    if _is_worker(config) or config.option.basetemp is not None:
         return
-    if config.option.basetemp is None:
-        from memconform.codex.binary import work_dir
-        base = work_dir()
-        base.mkdir(parents=True, exist_ok=True)  # pytest creates only the last level
-        # one folder per run, so two runs at once never share homes; a dead run's goes
-        for stale in base.glob("pytest-*"):
-            pid = stale.name.removeprefix("pytest-")
-            if pid.isdigit() and not _alive(int(pid)):
-                shutil.rmtree(stale, ignore_errors=True)
-        config.option.basetemp = str(base / f"pytest-{os.getpid()}")
+    chosen = basetemp.choose(str(config.getoption("--impl")), "TMPDIR" in os.environ)
+    if chosen is not None:
+        folder, remove_at_end = chosen
+        config.option.basetemp = str(folder)
+        if remove_at_end:
+            config.stash[_REMOVE_AT_END] = folder
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_REMOVE_AT_END, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
