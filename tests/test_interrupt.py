@@ -32,7 +32,10 @@ def _children(pid: int) -> list[int]:
     return [int(x) for x in path.read_text().split()] if path.exists() else []
 
 
-def _interrupted_run(out: Path, mode: str, delay_s: float) -> tuple[int, str]:
+def _interrupted_run(out: Path, mode: str, delay_s: float,
+                     when_pytest_starts: bool = False) -> tuple[int, str]:
+    """Start a run over a report directory holding an earlier run's files and signal it after
+    `delay_s`, or as soon as the CLI has started its pytest process."""
     out.mkdir(parents=True)
     for name in ("junit.xml", "summary.md"):
         (out / name).write_text(STALE, encoding="utf-8")
@@ -46,6 +49,9 @@ def _interrupted_run(out: Path, mode: str, delay_s: float) -> tuple[int, str]:
                             stdin=subprocess.DEVNULL, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(delay_s)
+    deadline = time.monotonic() + 30
+    while when_pytest_starts and not _children(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.005)
     if proc.poll() is not None:
         output, _ = proc.communicate()
         pytest.fail(f"the run ended before the {mode} signal at {delay_s:.1f} s (exit "
@@ -81,6 +87,11 @@ def test_interrupted_runs_never_claim_to_be_complete(tmp_path: Path) -> None:
             path = out / name
             assert not path.exists() or STALE not in path.read_text(encoding="utf-8"), (
                 f"{mode}: {name} is left over from an earlier run")
+        if not (out / "report.jsonl").exists():
+            # stopped while pytest was starting, before the plugin started the report
+            assert mode == "direct-pytest-sigint" or "INCOMPLETE RUN" in output, output[-2000:]
+            outcomes.append((mode, round(delay, 1), code, 0, "no report"))
+            continue
         with pytest.raises(ReportError, match="incomplete"):
             load(out / "report.jsonl")
         _, records, footer = load(out / "report.jsonl", allow_incomplete=True)
@@ -95,6 +106,16 @@ def test_interrupted_runs_never_claim_to_be_complete(tmp_path: Path) -> None:
             assert "Incomplete run" in (out / "summary.md").read_text(encoding="utf-8")
         outcomes.append((mode, round(delay, 1), code, len(records), footer.get("reason")))
     print("\n".join(map(str, outcomes)))
+
+
+def test_a_run_stopped_while_pytest_starts_leaves_no_earlier_report(tmp_path: Path) -> None:
+    code, output = _interrupted_run(tmp_path / "out", "cli-sigterm", 0, when_pytest_starts=True)
+    assert code == 3, output[-2000:]
+    assert "INCOMPLETE RUN" in output and "Traceback" not in output, output[-2000:]
+    for name in ("junit.xml", "summary.md", "report.jsonl"):
+        path = tmp_path / "out" / name
+        assert not path.exists() or STALE not in path.read_text(encoding="utf-8"), (
+            f"{name} is left over from an earlier run")
 
 
 def test_summary_refuses_an_incomplete_report(tmp_path: Path) -> None:

@@ -132,16 +132,28 @@ def _table(records: list[dict[str, Any]], title: str) -> Table:
     return table
 
 
+_FORWARDED = {signal.SIGINT, signal.SIGTERM}
+
+
 def _default_sigint() -> None:
     """In the child: SIGINT does what it does in a terminal even when this process was
-    started with it ignored (a background job), so pytest sees Ctrl-C."""
+    started with it ignored (a background job), so pytest sees Ctrl-C; and the signals the
+    parent blocked while starting it are unblocked."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _FORWARDED)
 
 
 def _pytest(args: list[str]) -> int:
     """Run pytest in its own process group; Ctrl-C or SIGTERM here becomes one SIGINT to the
-    whole group, so the run stops the way pytest stops on Ctrl-C and writes its footer."""
-    child = subprocess.Popen(args, start_new_session=True, preexec_fn=_default_sigint)
+    whole group, so the run stops the way pytest stops on Ctrl-C and writes its footer.
+    The signals are blocked until the group exists and the handler is set: one that came
+    while pytest was being started waits for that instead of being lost."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _FORWARDED)
+    try:
+        child = subprocess.Popen(args, start_new_session=True, preexec_fn=_default_sigint)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        raise
     interrupted = False
 
     def forward(signum: int, frame: Any) -> None:
@@ -151,7 +163,8 @@ def _pytest(args: list[str]) -> int:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGINT)
 
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, forward) for sig in _FORWARDED}
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     try:
         return child.wait()
     finally:
@@ -160,6 +173,10 @@ def _pytest(args: list[str]) -> int:
 
 
 def _execute(args: list[str], report_dir: Path, strict: bool) -> int:
+    # an earlier run's report must not pass for this one's if this run stops before it writes
+    # its own (the plugin reports a directory it cannot write)
+    with contextlib.suppress(OSError):
+        rep.remove_previous(report_dir)
     code = _pytest(args)
     if code == 5:
         console.print("[red]memconform: no checks selected[/red] (check --area / --id / -k)")
@@ -167,6 +184,10 @@ def _execute(args: list[str], report_dir: Path, strict: bool) -> int:
     if code == 4:
         return rep.EXIT_USAGE
     path = report_dir / "report.jsonl"
+    if not path.exists():
+        console.print(f"[red]memconform: INCOMPLETE RUN: the run stopped before it started "
+                      f"its report (pytest exit {code})[/red]; no verdict")
+        return rep.EXIT_HARNESS
     try:
         header, records, footer = rep.load(path, allow_incomplete=True)
         reason = rep.incomplete_reason(rep.read_lines(path))

@@ -52,10 +52,7 @@ class Reporter:
 
     def prepare(self) -> None:
         """Make the directory and remove the files of an earlier run (before any check)."""
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        for name in REPORT_FILES:
-            (self.out_dir / name).unlink(missing_ok=True)
-        shutil.rmtree(self.out_dir / "bundles", ignore_errors=True)
+        remove_previous(self.out_dir)
         probe = self.out_dir / ".memconform-write-test"
         probe.write_text("", encoding="utf-8")
         probe.unlink()
@@ -110,6 +107,14 @@ class Reporter:
         tmp.replace(path)
         write_derived(self.out_dir, lines[0], records, lines[-1])
         return path
+
+
+def remove_previous(out_dir: Path) -> None:
+    """Make the directory and remove an earlier run's report files and bundles."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in REPORT_FILES:
+        (out_dir / name).unlink(missing_ok=True)
+    shutil.rmtree(out_dir / "bundles", ignore_errors=True)
 
 
 def write_derived(out_dir: Path, header: dict[str, Any], records: list[dict[str, Any]],
