@@ -311,6 +311,23 @@ def test_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
         "differs from the snapshot"
 
 
+@check("p2.v2.tree", title="layout v2: the memory root after one consolidation (snapshot)",
+       rules=("FS-01", "FS-04", "P2-V2-01"), level="MUST", area="phase2",
+       codex_since="0.155.0", layout="v2")
+def test_v2_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                 snapshot: SnapshotAssertion) -> None:
+    configure(home)
+    seed_memory(home, thread_id=FIRST, slug="Tabs & Tox", raw="- The user prefers tabs.",
+                summary="# Tooling\nThe user set up tox.")
+    seed_memory(home, thread_id=SECOND, slug="deploys", raw="- Deploys use make.",
+                summary="# Deploys\nA release.", git_branch="main")
+    run_to_success(home, model, run_startup)
+    files = {k: v for k, v in tree(home.memory_root).items()
+             if not k.startswith("extensions/") and k not in model.artifacts_written}
+    assert files == snapshot, "the memory root of layout v2 after one consolidation " \
+        "(extensions/ aside) differs from the snapshot"
+
+
 @check("p2.v2.no-raw-memories", title="layout v2: a consolidation writes the rollout summaries "
        "and no raw_memories.md", rules=("P2-V2-01",), level="MUST", area="phase2",
        codex_since="0.155.0", layout="v2")
