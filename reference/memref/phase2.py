@@ -124,7 +124,9 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
         raise Failed("failed_workspace_status", exc) from exc
     watermark = completion_watermark(claimed_watermark, selected)
     keys = [memory.key for memory in selected]
-    if not changes.has_changes:
+    # P2-RUN-09: where the artifacts are checked, unchanged but invalid ones need the agent
+    if not changes.has_changes and (not config.release.validates_artifacts or
+                                    artifacts_problem(root, config.layout.name) is None):
         jobs.global_succeeded(con, token, watermark, keys, now=rt.now)
         return "succeeded_no_workspace_changes"
     try:

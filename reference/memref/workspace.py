@@ -138,10 +138,13 @@ def _cut(text: str, limit: int) -> str:
 
 
 def render_diff_file(workspace_diff: Diff) -> str:
-    """The diff file of a workspace that has changes (none → no file is written)."""
+    """The diff file: the status list, then the diff; an unchanged workspace (P2-RUN-09) has
+    the status `- none` and no diff section."""
     lines = ["# Memory Workspace Diff", "",
              "Written before this consolidation; read it first and leave it unchanged.", "",
              "## Status"]
+    if not workspace_diff.has_changes:
+        return "\n".join([*lines, "- none"]) + "\n"
     lines += [f"- {status} {path}" for status, path in workspace_diff.changes]
     body = workspace_diff.text
     if len(body.encode("utf-8")) > MAX_DIFF_BYTES:

@@ -13,6 +13,7 @@ from memconform import fixtures
 from memconform.checks.consolidation import (
     DIFF_FILE,
     DONE,
+    EMPTY_RAW,
     RAW,
     SUMMARIES,
     add_file,
@@ -22,6 +23,7 @@ from memconform.checks.consolidation import (
     committed_files,
     configure,
     consolidations,
+    diff_status,
     expire_cooldown,
     git,
     global_job,
@@ -417,8 +419,8 @@ def test_completion_watermark(home: CodexHome, model: MockModel, run_startup: St
 
 
 @check("p2.run.without-data", title="a home without any stage-1 data still gets a first "
-       "consolidation with the placeholder inputs", rules=("P2-RUN-06", "FS-02"), level="MUST",
-       area="phase2", layout="v1")
+       "consolidation (layout v1: with the placeholder inputs)", rules="P2-RUN-06", level="MUST",
+       area="phase2")
 def test_without_data(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
     home.ensure_state_db()
@@ -429,8 +431,10 @@ def test_without_data(home: CodexHome, model: MockModel, run_startup: StartupRun
     row = _done(home, "the first consolidation without stage-1 data")
     assert row["last_success_watermark"] == 0, \
         "the consolidation without stage-1 data recorded a last_success_watermark other than 0"
-    assert RAW in committed_files(_workspace(home, "after the first consolidation")), \
-        "the placeholder raw_memories.md is not committed after the first consolidation"
+    committed = committed_files(_workspace(home, "after the first consolidation"))
+    if home.layout == "v1":
+        assert RAW in committed, \
+            "the placeholder raw_memories.md is not committed after the first consolidation"
 
 
 @check("p2.run.cooldown-despite-new-input", title="new stage-1 output during the cooldown "
@@ -636,6 +640,54 @@ def test_v2_artifacts(home: CodexHome, model: MockModel, run_startup: StartupRun
     if summary is not None:
         assert written.is_file() and written.read_bytes() == summary.encode(), \
             "the agent's patch did not leave memory_summary.md as the case wrote it"
+
+
+def _unchanged_root(layout: str, valid: bool) -> dict[str, str]:
+    """A memory root that the first sync leaves unchanged on a home without stage-1 data:
+    the placeholder raw_memories.md in layout v1, and artifacts that are valid or not."""
+    if layout == "v1":
+        files = {RAW: EMPTY_RAW, "memory_summary.md": "v1\n"}  # no MEMORY.md: not valid
+        return {**files, "MEMORY.md": "# Memory\n"} if valid else files
+    return {"memory_summary.md": _v2_summary() if valid else "v1\n"}  # v2: headings missing
+
+
+@check("p2.run.unchanged-invalid-artifacts", title="an unchanged workspace whose artifacts "
+       "are not valid still starts the agent (its diff file lists no change); with valid "
+       "artifacts it is a no-change success", rules=("P2-RUN-09", "P2-RUN-02"), level="MUST",
+       area="phase2", codex_since="0.155.0")
+@pytest.mark.parametrize("valid", [False, True], ids=["invalid-artifacts", "valid-artifacts"])
+def test_unchanged_invalid_artifacts(home: CodexHome, model: MockModel,
+                                     run_startup: StartupRunner, clock: HarnessClock,
+                                     valid: bool) -> None:
+    configure(home)
+    home.ensure_state_db()
+    root = home.memory_root
+    (root / SUMMARIES).mkdir(parents=True)
+    for name, text in _unchanged_root(home.layout, valid).items():
+        (root / name).write_text(text, encoding="utf-8")
+    seen: list[str | None] = []
+
+    def probe() -> None:
+        path = root / DIFF_FILE
+        seen.append(path.read_text(encoding="utf-8") if path.is_file() else None)
+
+    model.agent_artifacts = None  # the agent writes nothing
+    agent_finishes(model, message(DONE).probed(probe))
+    run_startup(home)
+    if valid:
+        assert consolidations(model) == 0, "an agent ran although the workspace was " \
+            "unchanged and the artifacts in the memory root are valid"
+        _done(home, "the no-change run with valid artifacts")
+        return
+    assert consolidations(model) == 1, "no agent ran (exactly once) although the artifacts " \
+        "in the memory root are not valid; only the workspace was unchanged"
+    if seen[0] is None:
+        fail(f"when the agent started there was no {DIFF_FILE}")
+    assert diff_status(seen[0]) == ["- none"], \
+        f"the status list of {DIFF_FILE} of the unchanged workspace is not the single line " \
+        "'- none'"
+    assert_failed(home, clock, "failed_invalid_artifacts", {},
+                  "the unchanged run whose agent left the invalid artifacts as they were")
 
 
 # case -> (max_thread_count before or None for a fresh DB, memories seeded, the agent leaves
