@@ -55,6 +55,13 @@ SUMMARY_BYTES_BELOW_V2 = 10_000  # P2-V2-02: a valid summary is shorter than thi
 SERVICE_TIERS = frozenset({"flex", "priority"})  # AGENT-05: others are not sent
 
 
+def needs_agent(changes: workspace.Diff, root: Path, config: CodexConfig) -> bool:
+    """A changed workspace needs the agent (P2-RUN-02); where the artifacts are checked, so
+    does an unchanged one whose artifacts are not valid (P2-RUN-09)."""
+    return changes.has_changes or (config.release.validates_artifacts and
+                                   artifacts_problem(root, config.layout.name) is not None)
+
+
 def artifacts_problem(root: Path, layout: str = "v1") -> str | None:
     """What is wrong with the files the agent left (P2-RUN-08; layout v2: P2-V2-02); None
     when they are valid."""
@@ -124,9 +131,7 @@ def _run_claimed(home: Path, root: Path, config: CodexConfig, rt: Runtime,
         raise Failed("failed_workspace_status", exc) from exc
     watermark = completion_watermark(claimed_watermark, selected)
     keys = [memory.key for memory in selected]
-    # P2-RUN-09: where the artifacts are checked, unchanged but invalid ones need the agent
-    if not changes.has_changes and (not config.release.validates_artifacts or
-                                    artifacts_problem(root, config.layout.name) is None):
+    if not needs_agent(changes, root, config):
         jobs.global_succeeded(con, token, watermark, keys, now=rt.now)
         return "succeeded_no_workspace_changes"
     try:
