@@ -595,18 +595,20 @@ def test_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner,
 
 
 @check("p2.diff.bounded", title="a huge diff is cut at 4 MiB with a marker; the status list "
-       "is complete", rules="DIFF-02", level="SHOULD", area="phase2", layout="v1")
+       "is complete", rules="DIFF-02", level="SHOULD", area="phase2")
 def test_bounded(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
     configure(home)
-    big = "- " + "é" * (2 * 1024 * 1024 + 100)
-    thread = seed_memory(home, raw=big)
+    big = "- " + "é" * (2 * 1024 * 1024 + 100)  # a summary file of over 4 MiB, in either layout
+    thread = seed_memory(home, summary=big)
     text = _captured_run(home, model, run_startup).text
     assert "\n[workspace diff truncated at 4194304 bytes]\n```\n" in text, \
         "the huge diff was not cut at 4 MiB with the truncation marker before the closing fence"
     assert len(text.encode()) < 4 * 1024 * 1024 + 64 * 1024, \
         "the diff file is larger than its 4 MiB diff plus the status list"
-    assert _diff_status(text) == [f"- A {RAW}", f"- A {SUMMARIES}/{stem_of(home, thread)}"], \
-        "the cut diff file's status list does not list both added inputs"
+    assert _diff_status(text) == inputs_listed(
+        home, [f"- A {RAW}", f"- A {SUMMARIES}/{stem_of(home, thread)}"]), \
+        "the cut diff file's status list does not list the added inputs (raw_memories.md in " \
+        "layout v1, the summary)"
     assert "\ufffd" not in text, "the cut split a UTF-8 character"
 
 
