@@ -285,9 +285,23 @@ def assert_failed(home: CodexHome, clock: HarnessClock, reason: str,
 @pytest.mark.parametrize("case", sorted(BREAKERS))
 def test_sync_failure(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                       clock: HarnessClock, case: str) -> None:
+    _sync_failure(home, model, run_startup, clock, BREAKERS[case])
+
+
+@check("p2.v2.sync-failure", layout="v2", title="layout v2: a rollout_summaries that is a file "
+       "fails the run as failed_sync_workspace_inputs, before any agent",
+       rules=("P2-RUN-01", "P2-V2-01"),
+       level="MUST", area="phase2", codex_since="0.155.0")
+def test_v2_sync_failure(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                         clock: HarnessClock) -> None:
+    _sync_failure(home, model, run_startup, clock, summaries_is_a_file)
+
+
+def _sync_failure(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                  clock: HarnessClock, breaker: Callable[[CodexHome], None]) -> None:
     configure(home)
     seed_memory(home, selected_for_phase2=0)
-    BREAKERS[case](home)
+    breaker(home)
     before = marks(home)
     agent_finishes(model)
     run_startup(home)
