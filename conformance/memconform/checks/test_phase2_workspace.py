@@ -573,6 +573,21 @@ def test_sorted_astral(home: CodexHome, model: MockModel, run_startup: StartupRu
        layout="v1")
 def test_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                   snapshot: SnapshotAssertion) -> None:
+    _forgetting_diff(home, model, run_startup, snapshot)
+
+
+@check("p2.v2.diff-snapshot", title="layout v2: the diff file of a forgetting run (snapshot of "
+       "its status list and changed lines)", rules=("DIFF-01", "GIT-03", "P2-V2-01"),
+       level="MUST", area="phase2", codex_since="0.155.0", layout="v2")
+def test_v2_snapshot(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                     snapshot: SnapshotAssertion) -> None:
+    _forgetting_diff(home, model, run_startup, snapshot)
+
+
+def _forgetting_diff(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                     snapshot: SnapshotAssertion) -> None:
+    """Two memories consolidated, one of them deleted, a second run: its diff file's status
+    list and changed lines against the snapshot."""
     configure(home)
     seed_memory(home, thread_id="0194f5a6-89ab-7cde-8123-456789abcdef", slug="kept",
                 raw="- kept fact", summary="Kept summary.")
