@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import time
 import tomllib
@@ -357,3 +358,25 @@ def test_mutants_run_in_a_zone_away_from_utc_by_hours_and_minutes() -> None:
         [sys.executable, "-c", "import datetime; print(datetime.datetime.fromtimestamp(0))"],
         env={**os.environ, "TZ": runner.MUTANT_TZ}, capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "1970-01-01 05:45:00"
+
+
+SECOND_SESSION = """
+import sys
+import pytest
+from memref import materialize
+
+args = ["--pyargs", "memconform.checks", "-q", "-p", "no:cacheprovider", "--impl", "ref",
+        "--report-dir", sys.argv[1], "--check-id", "p2.fs.stem[v7-no-slug]"]
+first = int(pytest.main(args))
+materialize._uuid_time_s = lambda value: 0.0  # a mutant swapped in, as mutmut's fork does
+second = int(pytest.main(args))
+print("EXITS", first, second)
+"""
+
+
+def test_a_mutant_swapped_in_after_an_earlier_session_is_seen(tmp_path: Path) -> None:
+    """mutmut runs a mutant's checks in a fork of the process that ran them on the unmutated
+    code: the stem the first session remembered must not hide the mutated stem code."""
+    done = subprocess.run([sys.executable, "-c", SECOND_SESSION, str(tmp_path / "report")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert "EXITS 0 1" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]

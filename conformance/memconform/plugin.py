@@ -12,6 +12,7 @@ import os
 import shlex
 import shutil
 import signal
+import sys
 import threading
 from collections.abc import Generator
 from pathlib import Path
@@ -125,6 +126,19 @@ def _place_homes(config: pytest.Config) -> None:
         config.option.basetemp = str(folder)
         if remove_at_end:
             config.stash[_REMOVE_AT_END] = folder
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The reference's memoized functions start empty in every session: what an earlier
+    session in the same process remembered must not answer for the code as it is now (mutmut
+    runs a mutant's checks in a fork of the process that ran them on the unmutated code, so a
+    remembered summary stem hid every mutant of the stem's code)."""
+    for name, module in list(sys.modules.items()):
+        if name == "memref" or name.startswith("memref."):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
