@@ -299,16 +299,7 @@ def test_outputs_kept(home: CodexHome, model: MockModel, run_startup: StartupRun
        rules=("FS-01", "FS-02", "FS-04"), level="MUST", area="phase2")
 def test_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
               snapshot: SnapshotAssertion) -> None:
-    configure(home)
-    seed_memory(home, thread_id=FIRST, slug="Tabs & Tox", raw="- The user prefers tabs.",
-                summary="# Tooling\nThe user set up tox.")
-    seed_memory(home, thread_id=SECOND, slug=None, raw="- Deploys use make.",
-                summary="# Deploys\nA release.", git_branch="main")
-    run_to_success(home, model, run_startup)
-    files = {k: v for k, v in tree(home.memory_root).items()
-             if not k.startswith("extensions/") and k not in model.artifacts_written}
-    assert files == snapshot, "the memory root after one consolidation (extensions/ aside) " \
-        "differs from the snapshot"
+    _tree_after_one_consolidation(home, model, run_startup, snapshot, second_slug=None)
 
 
 @check("p2.v2.tree", title="layout v2: the memory root after one consolidation (snapshot)",
@@ -316,16 +307,25 @@ def test_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
        codex_since="0.155.0", layout="v2")
 def test_v2_tree(home: CodexHome, model: MockModel, run_startup: StartupRunner,
                  snapshot: SnapshotAssertion) -> None:
+    # stage 1 of layout v2 stores no memory without a slug, so both have one
+    _tree_after_one_consolidation(home, model, run_startup, snapshot, second_slug="deploys")
+
+
+def _tree_after_one_consolidation(home: CodexHome, model: MockModel,
+                                  run_startup: StartupRunner, snapshot: SnapshotAssertion,
+                                  second_slug: str | None) -> None:
+    """Two memories, one consolidation: the memory root (extensions/ and the agent's own
+    files aside) against the snapshot."""
     configure(home)
     seed_memory(home, thread_id=FIRST, slug="Tabs & Tox", raw="- The user prefers tabs.",
                 summary="# Tooling\nThe user set up tox.")
-    seed_memory(home, thread_id=SECOND, slug="deploys", raw="- Deploys use make.",
+    seed_memory(home, thread_id=SECOND, slug=second_slug, raw="- Deploys use make.",
                 summary="# Deploys\nA release.", git_branch="main")
     run_to_success(home, model, run_startup)
     files = {k: v for k, v in tree(home.memory_root).items()
              if not k.startswith("extensions/") and k not in model.artifacts_written}
-    assert files == snapshot, "the memory root of layout v2 after one consolidation " \
-        "(extensions/ aside) differs from the snapshot"
+    assert files == snapshot, f"the memory root of layout {home.layout} after one " \
+        "consolidation (extensions/ aside) differs from the snapshot"
 
 
 @check("p2.v2.no-raw-memories", title="layout v2: a consolidation writes the rollout summaries "
