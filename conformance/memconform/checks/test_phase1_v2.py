@@ -3,6 +3,7 @@ the input in bounded pieces, what an answer stores."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -180,6 +181,8 @@ SUMMARIES = {
     "ascii-9000": "s" * 9_000,
     "ascii-9001": "s" * 9_001,
     "multibyte-long": "Summary: " + "é🐈 résumé " * 1_200,
+    # the tail's 4,500 bytes begin with the last two bytes of a `€`
+    "tail-cut-inside-a-character": "s" * 5_000 + "€" * 2_000 + "x",
 }
 
 
@@ -198,3 +201,43 @@ def test_summary_cap(home: CodexHome, model: MockModel, run_startup: StartupRunn
     assert row["rollout_summary"] == cut_bytes(summary, 9_000), \
         "the stored summary is not the answer's head and tail within 9,000 bytes around a " \
         "`…N chars truncated…` marker"
+
+
+ROW_MAX_BYTES, TOOL_OUTPUT_MAX_BYTES = 9_904, 7_904
+# rollout items whose rows are cut (a message over 9,904 bytes, a tool output between 7,904
+# and 9,904) or are short (kept whole), as JSON escaping and multibyte characters make them
+BOUNDED_ITEMS = [
+    {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "LONG-USER " + "é€🐈x" * 1_200 + " END-USER"}]},
+    {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"make\"}",
+     "call_id": "call_a"},
+    {"type": "function_call_output", "call_id": "call_a",
+     "output": "MID-OUTPUT " + "o€" * 2_300 + " END-OUTPUT"},
+    {"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": "SHORT café: \"quoted\"\ttab, slash / done"}]},
+]
+
+
+@check("p1.v2.row-bounds", title="layout v2: a row holds its item as compact JSON, cut head and "
+       "tail to 9,904 bytes (a tool output to 7,904) around a `…N chars truncated…` marker",
+       rules=("P1-V2-05",), level="MUST", area="phase1", codex_since="0.155.0", layout="v2")
+def test_row_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
+    configure(home)
+    home.add_thread(lines=[{"type": "response_item", "payload": item} for item in BOUNDED_ITEMS])
+    model.on("stage1", json_output({"rollout_summary": "Rows.", "rollout_slug": "rows"}))
+    run_startup(home)
+    sent = model.of_kind("stage1")
+    if len(sent) != 1:
+        fail("the thread was not extracted exactly once", expected=1, actual=len(sent))
+    got = [line for _, line in labelled_rows("".join(_user_pieces(sent[0].body)))]
+    expected = [cut_bytes(json.dumps(item, ensure_ascii=False, separators=(",", ":")),
+                          TOOL_OUTPUT_MAX_BYTES if item["type"] == "function_call_output"
+                          else ROW_MAX_BYTES) for item in BOUNDED_ITEMS]
+    names = ["the long user message (cut to 9,904 bytes)", "the short function call (whole)",
+             "the function call output (cut to 7,904 bytes)", "the short reply (whole)"]
+    if len(got) != len(expected):
+        fail("the stage-1 input does not hold one row per item", expected=len(expected),
+             actual=len(got))
+    for name, want, row in zip(names, expected, got, strict=True):
+        assert row == want, f"the row of {name} is not the item's compact JSON cut as " \
+            "P1-V2-05 says"
