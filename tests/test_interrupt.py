@@ -75,7 +75,7 @@ def _interrupted_run(out: Path, mode: str, delay_s: float,
 
 def test_interrupted_runs_never_claim_to_be_complete(tmp_path: Path) -> None:
     rng = random.Random(20261203)
-    outcomes = []
+    outcomes: list[tuple[str, float, int, int, object]] = []
     for index in range(RUNS):
         mode = MODES[index % len(MODES)]
         delay = rng.uniform(2.0, 8.0)

@@ -206,7 +206,7 @@ def test_summary_cap(home: CodexHome, model: MockModel, run_startup: StartupRunn
 ROW_MAX_BYTES, TOOL_OUTPUT_MAX_BYTES = 9_904, 7_904
 # rollout items whose rows are cut (a message over 9,904 bytes, a tool output between 7,904
 # and 9,904) or are short (kept whole), as JSON escaping and multibyte characters make them
-BOUNDED_ITEMS = [
+BOUNDED_ITEMS: list[dict[str, Any]] = [
     {"type": "message", "role": "user", "content": [
         {"type": "input_text", "text": "LONG-USER " + "é€🐈x" * 1_200 + " END-USER"}]},
     {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"make\"}",
