@@ -85,6 +85,23 @@ def test_a_job_the_session_claimed_holds_it_until_final(tmp_path: Path) -> None:
     assert watch.over()
 
 
+def test_file_work_in_the_memory_root_keeps_a_claimed_job_holding(tmp_path: Path) -> None:
+    """A consolidation writing thousands of summaries (or git storing them) makes no request
+    and no job change for many seconds: that is not a job a check took over."""
+    home = _home(tmp_path, "pending")
+    summaries = home / "memories" / "rollout_summaries"
+    summaries.mkdir(parents=True)
+    watch, _ = _watch(home, quiet=session.STUCK_S + 1, stderr=b"")
+    _claim(home)
+    assert not watch.over()
+    watch.changed_at -= session.STUCK_S  # ten quiet seconds ...
+    (summaries / "a.md").write_text("x")
+    os.utime(summaries, ns=(1, 1))  # ... but the folder changed (whatever its clock says)
+    assert not watch.over()
+    watch.changed_at -= session.STUCK_S  # ten more without any work: taken over
+    assert watch.over()
+
+
 AT = LINE.index(MARKER.encode())
 
 

@@ -3,6 +3,7 @@ for a startup, held until the memory pipeline it started has settled."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -80,6 +81,25 @@ def memories_table(home: Path) -> dict[str, Any]:
 
 
 MEMORIES_DBS = ("memories_1.sqlite", "memories_v2_1.sqlite")  # layouts v1 and v2
+MEMORY_ROOTS = ("memories", "memories_v2")
+# where a consolidation's file work shows: the sync's files, git's index and objects
+ROOT_WORK = ("", "rollout_summaries", ".git", ".git/objects")
+
+
+def root_work(home: Path) -> tuple[int, ...]:
+    """The modification times of the folders a consolidation writes in (the memory roots,
+    their summaries, git's metadata and object folders): they move while Codex writes
+    thousands of summary files or git stores them, with no request and no job change."""
+    stamps = []
+    for root in MEMORY_ROOTS:
+        for rel in ROOT_WORK:
+            folder = home / root / rel
+            with contextlib.suppress(OSError):
+                stamps.append(folder.stat().st_mtime_ns)
+        with contextlib.suppress(OSError):
+            stamps += (entry.stat().st_mtime_ns
+                       for entry in os.scandir(home / root / ".git" / "objects"))
+    return tuple(stamps)
 
 
 def jobs(home: Path) -> dict[tuple[str, str, str], tuple[Any, ...]]:
@@ -109,14 +129,16 @@ class Settling:
     job it claimed is still running. Without the marker (a guard stopped the pipeline before
     it began, or the release has none) it is over when no request is in flight, no job row
     has changed for `QUIET_S` and no job it claimed is still running. A claimed job that
-    stays `running` with neither requests nor row changes for `STUCK_S` is not this
-    session's any more (a check took it over) and does not hold the session."""
+    stays `running` with neither requests nor row changes nor file work in a memory root
+    (`root_work`) for `STUCK_S` is not this session's any more (a check took it over) and does
+    not hold the session."""
 
     def __init__(self, home: Path, front: Front, end_marker: str | None = None) -> None:
         self.home = home
         self.front = front
         self.before = jobs(home)
         self.seen = self.before
+        self.work = root_work(home)
         self.changed_at = time.monotonic()
         self.marker = end_marker.encode() if end_marker else None
         self.ended = False
@@ -137,9 +159,9 @@ class Settling:
         return self.ended
 
     def over(self) -> bool:
-        now = jobs(self.home)
-        if now != self.seen:
-            self.seen, self.changed_at = now, time.monotonic()
+        now, work = jobs(self.home), root_work(self.home)
+        if now != self.seen or work != self.work:
+            self.seen, self.work, self.changed_at = now, work, time.monotonic()
         claimed = any(row[0] == "running" and row[1] != self.before.get(key, (None, None))[1]
                       for key, row in now.items())
         in_flight = self.front.quiet_for() == 0.0
