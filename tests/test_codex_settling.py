@@ -91,14 +91,14 @@ def test_file_work_in_the_memory_root_keeps_a_claimed_job_holding(tmp_path: Path
     home = _home(tmp_path, "pending")
     summaries = home / "memories" / "rollout_summaries"
     summaries.mkdir(parents=True)
-    watch, _ = _watch(home, quiet=session.STUCK_S + 1, stderr=b"")
+    watch, _ = _watch(home, quiet=session.STUCK_MARKED_S + 1, stderr=b"")
     _claim(home)
     assert not watch.over()
-    watch.changed_at -= session.STUCK_S  # ten quiet seconds ...
+    watch.changed_at -= session.STUCK_MARKED_S  # quiet for the whole window ...
     (summaries / "a.md").write_text("x")
     os.utime(summaries, ns=(1, 1))  # ... but the folder changed (whatever its clock says)
     assert not watch.over()
-    watch.changed_at -= session.STUCK_S  # ten more without any work: taken over
+    watch.changed_at -= session.STUCK_MARKED_S  # as long again without any work: taken over
     assert watch.over()
 
 

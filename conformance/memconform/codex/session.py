@@ -20,6 +20,9 @@ from memconform.codex.front import Front, Turn
 
 QUIET_S = 1.5  # no pipeline request and no job change for this long: nothing more will come
 STUCK_S = 10.0
+# a release that logs its pipeline's end gives a claimed job longer: between its baseline and
+# its first summary Codex can pass more than ten silent seconds on loaded cores (4,097 outputs)
+STUCK_MARKED_S = 30.0
 POLL_S = 0.1
 TOOL_OUTPUT_TOKENS = 10_000_000  # Codex cuts tool output at ~10 KB otherwise
 END_MARKER_LOGGER = "opentelemetry_sdk"  # logs each metric instrument as it is created
@@ -168,7 +171,8 @@ class Settling:
         if not claimed and not in_flight and self._marker_seen():
             return True
         quiet = min(self.front.quiet_for(), time.monotonic() - self.changed_at)
-        return quiet >= (STUCK_S if claimed else QUIET_S)
+        stuck = STUCK_MARKED_S if self.marker is not None else STUCK_S
+        return quiet >= (stuck if claimed else QUIET_S)
 
 
 def run(binary: Path, front: Front, home: Path, *, env: dict[str, str], args: list[str],
