@@ -4,42 +4,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from memconform import basetemp
-
 pytest_plugins = ["pytester"]
 PYCACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memconform" / \
     "pycache-tests"
-_REMOVE_AT_END = pytest.StashKey[Path]()
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def pytest_configure() -> None:
     """The tests start hundreds of memconform processes: they cache bytecode and pytest's
     rewritten check modules in one folder of their own (seconds per process where
-    PYTHONDONTWRITEBYTECODE=1), never next to the sources. Their own temporary folders go to
-    the memory file system when there is one, like a `memconform run`'s (see basetemp.py)."""
+    PYTHONDONTWRITEBYTECODE=1), never next to the sources. (Their temporary folders go to the
+    memory file system through the memconform plugin, basetemp.py.)"""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ.setdefault("PYTHONPYCACHEPREFIX", str(PYCACHE))
-    if hasattr(config, "workerinput") or config.option.basetemp is not None \
-            or "TMPDIR" in os.environ:
-        return
-    folder = basetemp.memory_folder()
-    if folder is not None:
-        config.option.basetemp = str(folder)
-        config.stash[_REMOVE_AT_END] = folder
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    folder = config.stash.get(_REMOVE_AT_END, None)
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_cli(*args: str, cwd: Path, timeout: float = 300,

@@ -31,14 +31,8 @@ def choose(impl: str, tmpdir_set: bool) -> tuple[Path, bool] | None:
         return _own_folder(work_dir()), False
     if tmpdir_set:
         return None
-    folder = memory_folder()
-    return None if folder is None else (folder, True)
-
-
-def memory_folder() -> Path | None:
-    """This process's own folder on the memory file system, or None when there is none."""
     base = memory_base()
-    return None if base is None else _own_folder(base)
+    return None if base is None else (_own_folder(base), True)
 
 
 def memory_base() -> Path | None:
