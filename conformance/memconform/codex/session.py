@@ -133,8 +133,8 @@ class Settling:
     it began, or the release has none) it is over when no request is in flight, no job row
     has changed for `QUIET_S` and no job it claimed is still running. A claimed job that
     stays `running` with neither requests nor row changes nor file work in a memory root
-    (`root_work`) for `STUCK_S` is not this session's any more (a check took it over) and does
-    not hold the session."""
+    (`root_work`) for `STUCK_S` (`STUCK_MARKED_S` for a release with an end marker) is not this
+    session's any more (a check took it over) and does not hold the session."""
 
     def __init__(self, home: Path, front: Front, end_marker: str | None = None) -> None:
         self.home = home
