@@ -4,6 +4,7 @@ isolated from the user's git configuration."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -70,9 +71,23 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+_template: list[Path] = []
+
+
+def _init(root: Path) -> None:
+    """`git init` of the root: a copy of the `.git` git made once for this process in a
+    scratch folder (no template, so no sample hooks), one process fewer per baseline."""
+    if not _template or not (_template[0] / "HEAD").is_file():
+        scratch = Path(tempfile.mkdtemp(prefix="memref-git-init-"))
+        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+        _git(scratch, "init", "-q", "--template=")
+        _template[:] = [scratch / ".git"]
+    shutil.copytree(_template[0], root / ".git", symlinks=True)
+
+
 def _commit_baseline(root: Path, now: int) -> None:
     _remove(root / ".git")
-    _git(root, "init", "-q", "--template=")  # no sample hooks to copy now and delete later
+    _init(root)
     _git(root, "add", "--all", "--force")
     # GIT-01: the message exactly, without the final newline `-m` would add
     _git(root, "commit", "-q", "--allow-empty", "--no-verify", "--cleanup=verbatim", "-F", "-",
