@@ -156,9 +156,10 @@ def make_machine(impl: Adapter, home: CodexHome, clock: HarnessClock) -> type:
 
         @invariant()
         def table_matches_model(self) -> None:
+            jobs = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = "
+                              "'memory_stage1'")
             for thread in THREADS:
-                rows = home.query(home.memories_db, "SELECT * FROM jobs WHERE kind = "
-                                  "'memory_stage1' AND job_key = ?", (thread,))
+                rows = [job for job in jobs if job["job_key"] == thread]
                 expected = self.model.rows.get(thread)
                 if expected is None:
                     assert len(rows) == 0, f"a job row for {thread} exists although it was " \
