@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import sqlite3
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,28 +54,44 @@ class HomeState:
 
 
 def capture_home(root: Path) -> HomeState:
-    """The state of the home under `root` now (see HomeState)."""
+    """The state of the home under `root` now (see HomeState): every entry below it, symbolic
+    links listed but not followed, in path order."""
     if not root.exists():
         return HomeState(root, False, [], [])
+    found: list[str] = []
+    for top, dirs, files in os.walk(root):
+        prefix = os.path.relpath(top, root).replace(os.sep, "/") + "/"
+        prefix = "" if prefix == "./" else prefix
+        found.extend(prefix + name for name in (*dirs, *files))
+    found.sort(key=lambda rel: rel.split("/"))
     entries: list[tuple[str, str, str]] = []
     databases: list[tuple[str, bytes | str]] = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if path.is_symlink():
-            entries.append(("link", rel, str(path.readlink())))
-        elif path.is_dir():
-            entries.append(("dir", rel, ""))
-        elif path.is_file():
-            size = path.stat().st_size
-            data = path.read_bytes() if size <= HASH_LIMIT else None
-            digest = "(not hashed)" if data is None else hashlib.sha256(data).hexdigest()
-            entries.append(("file", rel, f"{size} {digest}"))
-            if path.suffix == ".sqlite":
-                wal = path.with_name(path.name + "-wal")
-                pending = wal.exists() and wal.stat().st_size > 0
-                # committed rows still in a WAL file are not in the main file's bytes
-                databases.append((rel, _dump(path) if data is None or pending else data))
+    for rel in found:
+        path = root / rel
+        try:
+            mode = os.lstat(path).st_mode
+            if stat.S_ISDIR(mode):
+                entries.append(("dir", rel, ""))
+            elif stat.S_ISLNK(mode):
+                entries.append(("link", rel, os.readlink(path)))
+            elif stat.S_ISREG(mode):
+                _capture_file(path, rel, entries, databases)
+        except FileNotFoundError:
+            continue  # removed while the home was walked
     return HomeState(root, True, entries, databases)
+
+
+def _capture_file(path: Path, rel: str, entries: list[tuple[str, str, str]],
+                  databases: list[tuple[str, bytes | str]]) -> None:
+    size = os.stat(path).st_size
+    data = path.read_bytes() if size <= HASH_LIMIT else None
+    digest = "(not hashed)" if data is None else hashlib.sha256(data).hexdigest()
+    entries.append(("file", rel, f"{size} {digest}"))
+    if os.path.splitext(rel)[1] == ".sqlite":
+        wal = path.with_name(path.name + "-wal")
+        pending = wal.exists() and wal.stat().st_size > 0
+        # committed rows still in a WAL file are not in the main file's bytes
+        databases.append((rel, _dump(path) if data is None or pending else data))
 
 
 def describe_home(root: Path, normalize: Normalizer) -> str:
