@@ -175,3 +175,26 @@ def test_masker_keeps_equal_ids_equal() -> None:
     text = f"{one} {two} {one.upper()} at 2026-06-01T12:00:00.000Z or 1780315200123"
     assert masker.text(text) == "<uuid-1> <uuid-2> <uuid-1> at <time> or <time>"
     assert Masker({"/a/b": "<b>", "/a": "<a>"}).text("/a/b/c /a/x") == "<b>/c <a>/x"
+
+
+def test_bulk_threads_keep_the_schema_and_its_triggers(home: CodexHome) -> None:
+    """A bulk insert of threads drops the idle insert triggers only for its own transaction:
+    the schema is the same after it, the rows are the ones asked for, and the triggers work on
+    rows that leave their `*_ms` columns empty."""
+    db = home.ensure_state_db()
+    before = schema_of(db)
+    threads = home.add_threads(150, stagger_ms=1_000)
+    assert schema_of(db) == before
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT id, updated_at_ms, recency_at_ms FROM threads ORDER BY "
+                           "updated_at_ms").fetchall()
+        assert [(t.id, t.updated_at_ms, t.updated_at_ms) for t in threads] == rows
+        con.execute("INSERT INTO threads (id, rollout_path, created_at, updated_at, source, "
+                    "model_provider, cwd, title, sandbox_policy, approval_mode) VALUES "
+                    "('t-empty-ms', '/r', 100, 200, 'cli', 'p', '/', 't', 's', 'never')")
+        filled = con.execute("SELECT created_at_ms, updated_at_ms, recency_at_ms FROM threads "
+                             "WHERE id = 't-empty-ms'").fetchone()
+        assert filled == (100_000, 200_000, 200_000)
+    finally:
+        con.close()
