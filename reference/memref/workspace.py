@@ -4,7 +4,6 @@ isolated from the user's git configuration."""
 
 from __future__ import annotations
 
-import atexit
 import os
 import re
 import shutil
@@ -71,18 +70,27 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
-_template: list[Path] = []
+_skeleton: list[tuple[str, bytes | None]] = []  # `.git` as git init makes it: (path, bytes)
 
 
 def _init(root: Path) -> None:
-    """`git init` of the root: a copy of the `.git` git made once for this process in a
-    scratch folder (no template, so no sample hooks), one process fewer per baseline."""
-    if not _template or not (_template[0] / "HEAD").is_file():
-        scratch = Path(tempfile.mkdtemp(prefix="memref-git-init-"))
-        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
-        _git(scratch, "init", "-q", "--template=")
-        _template[:] = [scratch / ".git"]
-    shutil.copytree(_template[0], root / ".git", symlinks=True)
+    """`git init` of the root, one git process fewer per baseline: git makes a `.git` once per
+    process in a scratch folder (no template, so no sample hooks); its folders and files
+    (path, then None or the bytes) are kept in memory and written into each root."""
+    if not _skeleton:
+        with tempfile.TemporaryDirectory(prefix="memref-git-init-") as scratch:
+            _git(Path(scratch), "init", "-q", "--template=")
+            made = Path(scratch) / ".git"
+            _skeleton[:] = [(path.relative_to(made).as_posix(),
+                             None if path.is_dir() else path.read_bytes())
+                            for path in sorted(made.rglob("*"))]
+    target = root / ".git"
+    target.mkdir()
+    for rel, data in _skeleton:
+        if data is None:
+            (target / rel).mkdir()
+        else:
+            (target / rel).write_bytes(data)
 
 
 def _commit_baseline(root: Path, now: int) -> None:
