@@ -143,16 +143,16 @@ def test_an_unknown_id_suggests_each_near_id_once() -> None:
 
 def test_the_pytest_process_caches_bytecode_outside_the_sources(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from memconform.cli import _pytest_env
+    from memconform.cli import bytecode_env
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
-    env = _pytest_env()
+    env = bytecode_env()
     assert "PYTHONDONTWRITEBYTECODE" not in env
     assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "memconform" / "pycache")
     monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "mine"))
-    assert _pytest_env()["PYTHONPYCACHEPREFIX"] == str(tmp_path / "mine")
-    assert _pytest_env()["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert bytecode_env()["PYTHONPYCACHEPREFIX"] == str(tmp_path / "mine")
+    assert bytecode_env()["PYTHONDONTWRITEBYTECODE"] == "1"
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE")
     monkeypatch.delenv("PYTHONPYCACHEPREFIX")
-    assert "PYTHONPYCACHEPREFIX" not in _pytest_env()
+    assert "PYTHONPYCACHEPREFIX" not in bytecode_env()

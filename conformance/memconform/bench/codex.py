@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import statistics
 import subprocess
@@ -14,6 +13,7 @@ from typing import Any
 
 from memconform.bench.runner import Result
 from memconform.checks.stage1 import VALID_OUTPUT
+from memconform.cli import bytecode_env
 from memconform.codex import session
 from memconform.codex.adapter import CodexAdapter
 from memconform.codex.binary import CodexBinaryError, work_dir
@@ -47,6 +47,11 @@ def beside_codex(work: Path, sizes: list[int], runs: int) -> tuple[list[Result],
     mock.on("consolidation", message("Memory is up to date."))
     results = []
     homes = work_dir() / "bench"  # Codex refuses /tmp
+    # bytecode as an installed memref has it, compiled by one untimed run (an editable install
+    # under PYTHONDONTWRITEBYTECODE would compile every module at every start)
+    memref_env = bytecode_env()
+    subprocess.run([*MEMREF, "--help"], env=memref_env, capture_output=True, timeout=120,
+                   check=False)
     # a release that logs its pipeline's end settles on it; otherwise on a quiet window
     waited_s = 0.0 if adapter.release.pipeline_end else session.QUIET_S
     try:
@@ -56,7 +61,7 @@ def beside_codex(work: Path, sizes: list[int], runs: int) -> tuple[list[Result],
                 home = seeded(homes / f"ref-{size}", mock.base_url, size)
                 started = time.perf_counter()
                 done = subprocess.run([*MEMREF, "startup", "--home", str(home.path)],
-                                      env={**os.environ, **home.env},
+                                      env={**memref_env, **home.env},
                                       capture_output=True, text=True, timeout=600, check=False)
                 ours.append(time.perf_counter() - started)
                 if done.returncode != 0:
