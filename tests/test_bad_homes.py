@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from memconform.clock import FIXED_EPOCH_MS
 from memconform.home import HOUR_MS, CodexHome
@@ -59,7 +58,8 @@ def _tree(path: Path, skip: str | None) -> dict[str, bytes | str]:
 
 
 @pytest.mark.parametrize("breakage", sorted(BREAKAGES))
-def test_a_broken_home_is_one_line_and_unchanged(tmp_path: Path, breakage: str) -> None:
+def test_a_broken_home_is_one_line_and_unchanged(tmp_path: Path, breakage: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     home = CodexHome(tmp_path / "home", now_ms=FIXED_EPOCH_MS,
                      model_base_url="http://127.0.0.1:9/v1")
     home.write_config(memories={"min_rollout_idle_hours": 1})
@@ -68,11 +68,14 @@ def test_a_broken_home_is_one_line_and_unchanged(tmp_path: Path, breakage: str) 
     # the memory root and its seed come before the memories database in a startup's order
     skip = "memories" if breakage == "outputs-table-missing" else None
     before = _tree(home.path, skip)
-    result = CliRunner().invoke(main, ["startup", "--home", str(home.path),
-                                       "--now-ms", str(FIXED_EPOCH_MS)])
-    assert result.exit_code == 1, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and expected in lines[0], result.output
+    with pytest.raises(SystemExit) as done:
+        main(["startup", "--home", str(home.path), "--now-ms", str(FIXED_EPOCH_MS)])
+    captured = capsys.readouterr()
+    output = captured.out + captured.err
+    assert done.value.code == 1, output
+    lines = output.strip().splitlines()
+    assert len(lines) == 1 and expected in lines[0], output
+    assert captured.err.startswith("Error: "), "the message is not on stderr"
     assert str(home.path) in lines[0], "the message does not name the path"
-    assert "Traceback" not in result.output
+    assert "Traceback" not in output
     assert _tree(home.path, skip) == before, "the failed startup changed the home"

@@ -79,31 +79,36 @@ def test_concurrent_first_opens_create_the_schema_once(tmp_path: Path) -> None:
         == (1,)
 
 
-def test_memref_startup_cli(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
+def test_memref_startup_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from memref.cli import main
+
+    def run(*args: str) -> tuple[int | str | None, str]:
+        with pytest.raises(SystemExit) as done:
+            main(["startup", *args])
+        captured = capsys.readouterr()
+        return done.value.code, captured.out + captured.err
 
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text("[features]\nmemories = true\n")
-    runner = CliRunner()
-    skipped = runner.invoke(main, ["startup", "--home", str(home)])
-    assert skipped.exit_code == 0 and "skipped: no_state_db" in skipped.output
+    code, output = run("--home", str(home))
+    assert code == 0 and "skipped: no_state_db" in output
     store.connect(home / store.STATE_DB).execute("CREATE TABLE threads (id TEXT)")
-    broken = runner.invoke(main, ["startup", "--home", str(home)])
-    assert broken.exit_code == 1 and "unusable Codex database" in broken.output
+    code, output = run("--home", str(home))
+    assert code == 1 and "unusable Codex database" in output
     for stale in home.glob(store.STATE_DB + "*"):  # the DB and its -wal/-shm
         stale.unlink()
     create_db(home / store.STATE_DB, "state_5")
-    ran = runner.invoke(main, ["startup", "--home", str(home), "--now-ms", "1780315200000"])
-    assert ran.exit_code == 0 and "startup ran" in ran.output
-    assert "phase 1: 0 claimed" in ran.output
+    code, output = run("--home", str(home), "--now-ms", "1780315200000")
+    assert code == 0 and "startup ran" in output
+    assert "phase 1: 0 claimed" in output
     # no model provider: the first consolidation is claimed, its inputs synced, and it fails
-    assert "phase 2: failed_spawn_agent" in ran.output
+    assert "phase 2: failed_spawn_agent" in output
     assert (home / "memories" / "extensions" / "ad_hoc" / "instructions.md").is_file()
     (home / "config.toml").write_text("[memories]\nmax_unused_days = 'x'\n")
-    bad = runner.invoke(main, ["startup", "--home", str(home)])
-    assert bad.exit_code == 1 and "memories.max_unused_days" in bad.output
-    missing = runner.invoke(main, ["startup", "--home", str(tmp_path / "nope")])
-    assert missing.exit_code == 2 and "no such directory" in missing.output
+    code, output = run("--home", str(home))
+    assert code == 1 and "memories.max_unused_days" in output
+    code, output = run("--home", str(tmp_path / "nope"))
+    assert code == 2 and "no such directory" in output
+    code, output = run("--home", str(home), "--now-ms", "soon")
+    assert code == 2 and "--now-ms" in output and "invalid int value" in output
