@@ -27,8 +27,12 @@ from memconform.registry import check
 from memconform.trees import Tree
 from memconform.verdicts import fail, produced
 
-BATCH = 250
-BATCHES = 40  # BATCH * BATCHES = 10,000 generated inputs per tool
+INPUTS = 10_000  # generated inputs per tool
+# calls per `tools.call`: the real binary answers each in one session, and a session's requests
+# carry every earlier call, so the write tool (whose calls split into many model answers) and
+# search (large outputs) stay at 250 while the two read-only listings go 1,000 at a time
+BATCH = {"list": 1_000, "read": 1_000}
+BATCH_DEFAULT = 250
 TOKENS = ("OUTSIDE-TOKEN", "HIDDEN-TOKEN")
 NOTES = "extensions/ad_hoc/notes"
 PLANTED = ("2026-01-01T00-00-00-planted-dangling.md", "2026-01-01T00-00-00-planted-secret.md")
@@ -246,17 +250,18 @@ JUDGES = {"list": expect_list, "read": expect_read, "search": expect_search}
 
 def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], seed: str,
              generate: Callable[[random.Random], str], make_call: Callable[[str], dict[str, Any]],
-             judge: Callable[[str, dict[str, Any]], None]) -> Tree:
-    """BATCH * BATCHES inputs from a generator seeded by `seed` (the same inputs every run),
-    sent BATCH calls per `tools.call`; stops at the first batch with a wrong answer."""
+             judge: Callable[[str, dict[str, Any]], None], batch: int = BATCH_DEFAULT) -> Tree:
+    """INPUTS inputs from a generator seeded by `seed` (the same inputs every run, whatever the
+    batch), sent `batch` calls per `tools.call`; stops at the first batch with a wrong
+    answer."""
     home.write_config(memories={"dedicated_tools": True})
     tree = Tree(home.memory_root)
     tree.build(TREE)
     outside = tree.outside_files()
     rng = random.Random(seed)
     facts["inputs"] = 0
-    for _ in range(BATCHES):
-        subs = [tree.substitute(generate(rng)) for _ in range(BATCH)]
+    for _ in range(INPUTS // batch):
+        subs = [tree.substitute(generate(rng)) for _ in range(batch)]
         calls = [make_call(v) for v in subs]
         results = impl.call("tools.call", {"home": str(home.path), "calls": calls})["results"]
         assert len(results) == len(calls), \
@@ -284,7 +289,8 @@ def fuzz_check(tool: str) -> Any:
             return {"name": tool, "arguments": json.dumps(args)}
 
         run_fuzz(impl, home, facts, f"read.tool.fuzz.{tool}", path_input, make,
-                 lambda path, result: JUDGES[tool](oracle, path, result))
+                 lambda path, result: JUDGES[tool](oracle, path, result),
+                 BATCH.get(tool, BATCH_DEFAULT))
 
     return test
 
