@@ -83,3 +83,29 @@ def test_every_stem_vector_including_unit_only_ones() -> None:
     for case in fixture_json("phase2", "stems.json")["cases"]:
         expected = case.get("stem") or f"2026-06-01T12-00-00-{case['hash']}{case['suffix']}"
         assert summary_stem(case["thread_id"], 1_780_315_200, case["slug"]) == expected, case["id"]
+
+
+def test_baselines_share_one_git_init_and_leave_no_scratch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each root gets its own `.git` from the one `git init` of the process, whose scratch
+    folder is gone at once (a forked run ending with os._exit leaves nothing behind)."""
+    import subprocess
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(workspace, "_skeleton", [])
+    roots = [tmp_path / "a", tmp_path / "b"]
+    for number, root in enumerate(roots):
+        root.mkdir()
+        (root / "f.md").write_text(f"{number}\n")
+        workspace.prepare(root, 1_700_000_000)
+    assert list(scratch.iterdir()) == []
+    for number, root in enumerate(roots):
+        def git(*args: str, at: Path = root) -> str:
+            return subprocess.run(["git", "-C", str(at), *args], capture_output=True,
+                                  text=True, check=True).stdout
+        assert git("symbolic-ref", "HEAD") == "refs/heads/main\n"
+        assert git("show", "HEAD:f.md") == f"{number}\n"
+        assert git("status", "--porcelain") == ""
