@@ -241,3 +241,85 @@ def test_row_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunne
     for name, want, row in zip(names, expected, got, strict=True):
         assert row == want, f"the row of {name} is not the item's compact JSON cut as " \
             "P1-V2-05 says"
+
+
+def _stage1_pieces(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                   lines: list[dict[str, Any]], top: dict[str, Any] | None = None) -> list[str]:
+    configure(home, top=top)
+    home.add_thread(lines=lines)
+    model.on("stage1", json_output({"rollout_summary": "Pieces.", "rollout_slug": "pieces"}))
+    run_startup(home)
+    sent = model.of_kind("stage1")
+    if len(sent) != 1:
+        fail("the thread was not extracted exactly once", expected=1, actual=len(sent))
+    return _user_pieces(sent[0].body)
+
+
+# A user message of two-byte characters only: its row is cut to 9,904 bytes, and the first
+# 8,900-byte cut lands in the row's tail, inside the run. One ASCII letter more in front moves
+# the run by a byte against the cut, so between the two cases the cut lands once between two
+# characters and once inside one, where the piece must end one byte earlier, not more.
+PIECE_RUNS = {"run-at-offset-0": "", "run-at-offset-1": "a"}
+
+
+@check("p1.v2.piece-cuts", title="layout v2: each user message but the last is cut at the last "
+       "character boundary within 8,900 bytes (one more character would not fit)",
+       rules=("P1-V2-04",), level="MUST", area="phase1", codex_since="0.155.0", layout="v2")
+@pytest.mark.parametrize("case", list(PIECE_RUNS))
+def test_piece_cuts(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                    facts: dict[str, Any], case: str) -> None:
+    text = "RUN-HEAD " + PIECE_RUNS[case] + "\u00e9" * 12_000 + " RUN-TAIL"
+    pieces = _stage1_pieces(home, model, run_startup,
+                            [{"type": "response_item", "payload": {
+                                "type": "message", "role": "user",
+                                "content": [{"type": "input_text", "text": text}]}}])
+    sizes = [len(p.encode("utf-8")) for p in pieces]
+    facts["message_bytes"] = sizes
+    if len(pieces) < 2:
+        fail("an input of more than 10,000 bytes was not cut into several user messages",
+             expected=">= 2", actual=sizes)
+    for index, (piece, following) in enumerate(zip(pieces, pieces[1:])):
+        if not following:
+            fail(f"user message {index + 2} of the stage-1 input is empty", actual=sizes)
+        size, room = sizes[index], len(following[0].encode("utf-8"))
+        assert size <= PIECE_MAX_BYTES, f"user message {index + 1} of the stage-1 input is " \
+            f"{size} bytes, over 8,900 (sizes: {sizes})"
+        assert size + room > PIECE_MAX_BYTES, f"user message {index + 1} of the stage-1 input " \
+            f"ends at {size} bytes although the next character ({room} bytes) still fits in " \
+            f"8,900: the cut is not at the last character boundary (sizes: {sizes})"
+    joined = "".join(pieces)
+    assert "RUN-HEAD" in joined and "RUN-TAIL" in joined, "the pieces joined do not hold the " \
+        "message's beginning and end"
+
+
+V2_WINDOW = 20_000
+V2_BUDGET_BYTES = V2_WINDOW * 95 // 100 * 70 // 100 * 4  # P1-IN-03's budget: 53,200 bytes
+# Eight user messages of about 9,000 bytes: 72 KB of rows, over the budget of a 20,000-token
+# window and far under the default window's (723,520 bytes).
+BUDGET_ROWS = [f"ROW-{n}-HEAD " + "x" * 9_000 + f" ROW-{n}-TAIL" for n in range(8)]
+
+
+@check("p1.v2.budget", title="layout v2: the rows are cut to the token budget of the model's "
+       "context window (70 % of 95 %), and sent whole when they fit",
+       rules=("P1-V2-04", "P1-IN-03"), level="MUST", area="phase1", codex_since="0.155.0",
+       layout="v2")
+@pytest.mark.parametrize("window", [V2_WINDOW, None], ids=["window-20000", "default-window"])
+def test_budget(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                window: int | None) -> None:
+    lines = [{"type": "response_item", "payload": {
+        "type": "message", "role": "user", "content": [{"type": "input_text", "text": row}]}}
+        for row in BUDGET_ROWS]
+    pieces = _stage1_pieces(home, model, run_startup, lines,
+                            None if window is None else {"model_context_window": window})
+    joined = "".join(pieces)
+    size = len(joined.encode("utf-8"))
+    markers = [f"ROW-{n}-{end}" for n in range(len(BUDGET_ROWS)) for end in ("HEAD", "TAIL")]
+    missing = [marker for marker in markers if marker not in joined]
+    if window is None:
+        assert not missing, f"rows of about 72 KB, far inside the default window's budget, " \
+            f"were not all sent (missing: {', '.join(missing)})"
+        return
+    assert missing, f"rows of about 72 KB were all sent although model_context_window = " \
+        f"{window:,} gives a budget of {V2_BUDGET_BYTES:,} bytes"
+    assert size <= V2_BUDGET_BYTES + 8_192, f"the stage-1 input is {size:,} bytes, more than " \
+        f"the budget of a {window:,}-token window ({V2_BUDGET_BYTES:,} bytes) and the framing"

@@ -7,7 +7,7 @@ from memconform.mutants import Mutant, patch
 from memref import releases, workspace
 from memref.adapter import ReferenceAdapter
 
-MUTANT = Mutant("m204-v2-deletion-listed-as-change", __doc__ or "", ("p2.v2.diff-snapshot",))
+MUTANT = Mutant("m215-v2-deletion-listed-as-change", __doc__ or "", ("p2.v2.diff-snapshot",))
 
 
 def factory() -> ReferenceAdapter:

@@ -5,7 +5,7 @@ from memconform.mutants import Mutant, patch
 from memref import phase2, releases
 from memref.adapter import ReferenceAdapter
 
-MUTANT = Mutant("m201-unchanged-invalid-artifacts-no-agent", __doc__ or "",
+MUTANT = Mutant("m212-unchanged-invalid-artifacts-no-agent", __doc__ or "",
                 ("p2.run.unchanged-invalid-artifacts[invalid-artifacts]",))
 
 

@@ -5,7 +5,7 @@ from memconform.mutants import Mutant, patch
 from memref import phase2, releases
 from memref.adapter import ReferenceAdapter
 
-MUTANT = Mutant("m202-unchanged-always-runs-agent", __doc__ or "",
+MUTANT = Mutant("m213-unchanged-always-runs-agent", __doc__ or "",
                 ("p2.run.unchanged-invalid-artifacts[valid-artifacts]",))
 
 

@@ -9,7 +9,7 @@ from memref import materialize, phase2, releases
 from memref.adapter import ReferenceAdapter
 from memref.selection import Selected
 
-MUTANT = Mutant("m203-v2-sync-failure-ignored", __doc__ or "", ("p2.v2.sync-failure",))
+MUTANT = Mutant("m214-v2-sync-failure-ignored", __doc__ or "", ("p2.v2.sync-failure",))
 
 
 def factory() -> ReferenceAdapter:
