@@ -278,7 +278,7 @@ def test_piece_cuts(home: CodexHome, model: MockModel, run_startup: StartupRunne
     if len(pieces) < 2:
         fail("an input of more than 10,000 bytes was not cut into several user messages",
              expected=">= 2", actual=sizes)
-    for index, (piece, following) in enumerate(zip(pieces, pieces[1:])):
+    for index, following in enumerate(pieces[1:]):
         if not following:
             fail(f"user message {index + 2} of the stage-1 input is empty", actual=sizes)
         size, room = sizes[index], len(following[0].encode("utf-8"))
