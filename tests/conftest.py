@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 pytest_plugins = ["pytester"]
 PYCACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memconform" / \
     "pycache-tests"
@@ -29,6 +31,16 @@ def run_cli(*args: str, cwd: Path, timeout: float = 300,
     return subprocess.run([sys.executable, "-m", "memconform", *args], cwd=cwd, text=True,
                           capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
                           env={**os.environ, **(env or {})})
+
+
+def run_memref(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[object, str, str]:
+    """`memref ARGS` in this process: its exit status, stdout and stderr."""
+    from memref.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    captured = capsys.readouterr()
+    return done.value.code, captured.out, captured.err
 
 
 def statuses(report_dir: Path) -> dict[str, str]:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_memref
 from memconform.clock import FIXED_EPOCH_MS
 from memconform.home import HOUR_MS, CodexHome
-from memref.cli import main
 
 
 def _no_config_dir(home: CodexHome) -> str:
@@ -68,14 +68,13 @@ def test_a_broken_home_is_one_line_and_unchanged(tmp_path: Path, breakage: str,
     # the memory root and its seed come before the memories database in a startup's order
     skip = "memories" if breakage == "outputs-table-missing" else None
     before = _tree(home.path, skip)
-    with pytest.raises(SystemExit) as done:
-        main(["startup", "--home", str(home.path), "--now-ms", str(FIXED_EPOCH_MS)])
-    captured = capsys.readouterr()
-    output = captured.out + captured.err
-    assert done.value.code == 1, output
+    code, out, err = run_memref(capsys, "startup", "--home", str(home.path),
+                                "--now-ms", str(FIXED_EPOCH_MS))
+    output = out + err
+    assert code == 1, output
     lines = output.strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], output
-    assert captured.err.startswith("Error: "), "the message is not on stderr"
+    assert err.startswith("Error: "), "the message is not on stderr"
     assert str(home.path) in lines[0], "the message does not name the path"
     assert "Traceback" not in output
     assert _tree(home.path, skip) == before, "the failed startup changed the home"

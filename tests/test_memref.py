@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_memref
 from memconform.home import create_db
 from memref import store
 from memref.config import ConfigError, load_config, parse_config
@@ -80,13 +81,9 @@ def test_concurrent_first_opens_create_the_schema_once(tmp_path: Path) -> None:
 
 
 def test_memref_startup_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from memref.cli import main
-
-    def run(*args: str) -> tuple[int | str | None, str]:
-        with pytest.raises(SystemExit) as done:
-            main(["startup", *args])
-        captured = capsys.readouterr()
-        return done.value.code, captured.out + captured.err
+    def run(*args: str) -> tuple[object, str]:
+        code, out, err = run_memref(capsys, "startup", *args)
+        return code, out + err
 
     home = tmp_path / "home"
     home.mkdir()

@@ -69,21 +69,21 @@ def capture_home(root: Path) -> HomeState:
     for rel in found:
         path = root / rel
         try:
-            mode = os.lstat(path).st_mode
+            info = os.lstat(path)
+            mode = info.st_mode
             if stat.S_ISDIR(mode):
                 entries.append(("dir", rel, ""))
             elif stat.S_ISLNK(mode):
                 entries.append(("link", rel, os.readlink(path)))
             elif stat.S_ISREG(mode):
-                _capture_file(path, rel, entries, databases)
+                _capture_file(path, rel, info.st_size, entries, databases)
         except FileNotFoundError:
             continue  # removed while the home was walked
     return HomeState(root, True, entries, databases)
 
 
-def _capture_file(path: Path, rel: str, entries: list[tuple[str, str, str]],
+def _capture_file(path: Path, rel: str, size: int, entries: list[tuple[str, str, str]],
                   databases: list[tuple[str, bytes | str]]) -> None:
-    size = os.stat(path).st_size
     data = path.read_bytes() if size <= HASH_LIMIT else None
     digest = "(not hashed)" if data is None else hashlib.sha256(data).hexdigest()
     entries.append(("file", rel, f"{size} {digest}"))

@@ -34,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
     startup = commands.add_parser("startup", help="Run one startup of the memories pipeline "
                                   "on HOME.", description="Run one startup of the memories "
                                   "pipeline on HOME.")
-    startup.add_argument("--home", required=True, type=Path, help="The Codex home "
+    startup.add_argument("--home", required=True, type=_home, help="The Codex home "
                          "(config.toml, state_5.sqlite, sessions/, memories/).")
     startup.add_argument("--now-ms", type=int, default=None,
                          help="Current time in Unix ms (default: clock).")
@@ -45,6 +45,13 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _home(value: str) -> Path:
+    home = Path(value)
+    if not home.is_dir():
+        raise argparse.ArgumentTypeError(f"{value}: no such directory")
+    return home
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse `argv` (default: the process's arguments), run the command and exit: 0 when it
     ran, 1 when it failed (one line on stderr), 2 for a wrong command line."""
@@ -52,8 +59,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = top.parse_args(argv)
     logging.basicConfig(stream=sys.stderr,
                         level=logging.INFO if args.verbose else logging.WARNING)
-    if not args.home.is_dir():
-        top.exit(2, f"memref startup: error: --home {args.home}: no such directory\n")
     try:
         startup(args.home, args.now_ms, args.seed, args.ephemeral)
     except Failure as exc:

@@ -260,8 +260,9 @@ def run_fuzz(impl: Adapter, home: CodexHome, facts: dict[str, Any], seed: str,
     outside = tree.outside_files()
     rng = random.Random(seed)
     facts["inputs"] = 0
-    for _ in range(INPUTS // batch):
-        subs = [tree.substitute(generate(rng)) for _ in range(batch)]
+    while facts["inputs"] < INPUTS:
+        subs = [tree.substitute(generate(rng))
+                for _ in range(min(batch, INPUTS - facts["inputs"]))]
         calls = [make_call(v) for v in subs]
         results = impl.call("tools.call", {"home": str(home.path), "calls": calls})["results"]
         assert len(results) == len(calls), \
