@@ -217,19 +217,25 @@ BOUNDED_ITEMS: list[dict[str, Any]] = [
         {"type": "output_text", "text": "SHORT café: \"quoted\"\ttab, slash / done"}]},
 ]
 
+def _stage1_pieces(home: CodexHome, model: MockModel, run_startup: StartupRunner,
+                   lines: list[dict[str, Any]], top: dict[str, Any] | None = None) -> list[str]:
+    configure(home, top=top)
+    home.add_thread(lines=lines)
+    model.on("stage1", json_output({"rollout_summary": "Pieces.", "rollout_slug": "pieces"}))
+    run_startup(home)
+    sent = model.of_kind("stage1")
+    if len(sent) != 1:
+        fail("the thread was not extracted exactly once", expected=1, actual=len(sent))
+    return _user_pieces(sent[0].body)
+
 
 @check("p1.v2.row-bounds", title="layout v2: a row holds its item as compact JSON, cut head and "
        "tail to 9,904 bytes (a tool output to 7,904) around a `…N chars truncated…` marker",
        rules=("P1-V2-05",), level="MUST", area="phase1", codex_since="0.155.0", layout="v2")
 def test_row_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
-    configure(home)
-    home.add_thread(lines=[{"type": "response_item", "payload": item} for item in BOUNDED_ITEMS])
-    model.on("stage1", json_output({"rollout_summary": "Rows.", "rollout_slug": "rows"}))
-    run_startup(home)
-    sent = model.of_kind("stage1")
-    if len(sent) != 1:
-        fail("the thread was not extracted exactly once", expected=1, actual=len(sent))
-    got = [line for _, line in labelled_rows("".join(_user_pieces(sent[0].body)))]
+    pieces = _stage1_pieces(home, model, run_startup,
+                            [{"type": "response_item", "payload": item} for item in BOUNDED_ITEMS])
+    got = [line for _, line in labelled_rows("".join(pieces))]
     expected = [cut_bytes(json.dumps(item, ensure_ascii=False, separators=(",", ":")),
                           TOOL_OUTPUT_MAX_BYTES if item["type"] == "function_call_output"
                           else ROW_MAX_BYTES) for item in BOUNDED_ITEMS]
@@ -242,17 +248,6 @@ def test_row_bounds(home: CodexHome, model: MockModel, run_startup: StartupRunne
         assert row == want, f"the row of {name} is not the item's compact JSON cut as " \
             "P1-V2-05 says"
 
-
-def _stage1_pieces(home: CodexHome, model: MockModel, run_startup: StartupRunner,
-                   lines: list[dict[str, Any]], top: dict[str, Any] | None = None) -> list[str]:
-    configure(home, top=top)
-    home.add_thread(lines=lines)
-    model.on("stage1", json_output({"rollout_summary": "Pieces.", "rollout_slug": "pieces"}))
-    run_startup(home)
-    sent = model.of_kind("stage1")
-    if len(sent) != 1:
-        fail("the thread was not extracted exactly once", expected=1, actual=len(sent))
-    return _user_pieces(sent[0].body)
 
 
 # A user message of two-byte characters only: its row is cut to 9,904 bytes, and the first
