@@ -20,9 +20,13 @@ from memconform.codex.front import Front, Turn
 
 QUIET_S = 1.5  # no pipeline request and no job change for this long: nothing more will come
 STUCK_S = 10.0
-# a release that logs its pipeline's end gives a claimed job longer: between its baseline and
-# its first summary Codex can pass more than ten silent seconds on loaded cores (4,097 outputs)
-STUCK_MARKED_S = 30.0
+# the session's processes work when they use this share of one core over a window: Codex
+# computes for many seconds with no request, row or file change (17 s of one core between the
+# baseline and the first summary of 4,097 outputs, still ~40 % of one on loaded cores), while
+# a session waiting on a job a check took over used up to 4 % under `-n 4` on two cores
+CPU_BUSY = 0.15
+CPU_WINDOW_S = 2.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 POLL_S = 0.1
 TOOL_OUTPUT_TOKENS = 10_000_000  # Codex cuts tool output at ~10 KB otherwise
 END_MARKER_LOGGER = "opentelemetry_sdk"  # logs each metric instrument as it is created
@@ -105,6 +109,23 @@ def root_work(home: Path) -> tuple[int, ...]:
     return tuple(stamps)
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of process `pid` and its live descendants, with their reaped children's (0
+    once the process is gone)."""
+    ticks, stack = 0, [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
+            for task in os.scandir(f"/proc/{current}/task"):
+                stack += (int(child) for child in
+                          Path(task.path, "children").read_text().split())
+        except (OSError, IndexError, ValueError):
+            continue
+    return ticks / CLOCK_TICKS
+
+
 def jobs(home: Path) -> dict[tuple[str, str, str], tuple[Any, ...]]:
     """The `jobs` rows of both layouts' memories DBs as they stand, keyed by (DB file, kind,
     job key); a DB not created or not migrated yet has none."""
@@ -132,8 +153,8 @@ class Settling:
     job it claimed is still running. Without the marker (a guard stopped the pipeline before
     it began, or the release has none) it is over when no request is in flight, no job row
     has changed for `QUIET_S` and no job it claimed is still running. A claimed job that
-    stays `running` with neither requests nor row changes nor file work in a memory root
-    (`root_work`) for `STUCK_S` (`STUCK_MARKED_S` for a release with an end marker) is not this
+    stays `running` for `STUCK_S` with no sign of work (a request, a row change, file work in
+    a memory root, `CPU_BUSY` of a core used by the session's processes) is not this
     session's any more (a check took it over) and does not hold the session."""
 
     def __init__(self, home: Path, front: Front, end_marker: str | None = None) -> None:
@@ -147,10 +168,25 @@ class Settling:
         self.ended = False
         self._stderr: int | None = None
         self._read = 0
+        self._pid: int | None = None
+        self.cpu, self.cpu_at = 0.0, time.monotonic()
 
-    def follow(self, stderr_fd: int) -> None:
-        """Read the session's stderr (a file) for the end marker."""
-        self._stderr, self._read = stderr_fd, 0
+    def follow(self, pid: int, stderr_fd: int) -> None:
+        """Watch the session's process `pid` for CPU work and its stderr (a file) for the end
+        marker."""
+        self._pid, self._stderr, self._read = pid, stderr_fd, 0
+        self.cpu, self.cpu_at = cpu_seconds(pid), time.monotonic()
+
+    def _computing(self) -> bool:
+        """Whether the session's processes used `CPU_BUSY` of a core over the window that
+        has just ended (false while it runs)."""
+        now = time.monotonic()
+        if self._pid is None or now - self.cpu_at < CPU_WINDOW_S:
+            return False
+        cpu = cpu_seconds(self._pid)
+        busy = cpu - self.cpu >= CPU_BUSY * (now - self.cpu_at)
+        self.cpu, self.cpu_at = cpu, now
+        return busy
 
     def _marker_seen(self) -> bool:
         if self.ended or self.marker is None or self._stderr is None:
@@ -163,7 +199,7 @@ class Settling:
 
     def over(self) -> bool:
         now, work = jobs(self.home), root_work(self.home)
-        if now != self.seen or work != self.work:
+        if now != self.seen or work != self.work or self._computing():
             self.seen, self.work, self.changed_at = now, work, time.monotonic()
         claimed = any(row[0] == "running" and row[1] != self.before.get(key, (None, None))[1]
                       for key, row in now.items())
@@ -171,8 +207,7 @@ class Settling:
         if not claimed and not in_flight and self._marker_seen():
             return True
         quiet = min(self.front.quiet_for(), time.monotonic() - self.changed_at)
-        stuck = STUCK_MARKED_S if self.marker is not None else STUCK_S
-        return quiet >= (stuck if claimed else QUIET_S)
+        return quiet >= (STUCK_S if claimed else QUIET_S)
 
 
 def run(binary: Path, front: Front, home: Path, *, env: dict[str, str], args: list[str],
@@ -215,7 +250,7 @@ def _once(command: list[str], cwd: Path, env: dict[str, str], front: Front, home
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=err)
-        watch.follow(err.fileno())
+        watch.follow(proc.pid, err.fileno())
         try:
             if hold:
                 _hold_until_settled(proc, watch, turn, deadline)
