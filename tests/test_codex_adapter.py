@@ -17,6 +17,7 @@ import pytest
 
 from conftest import run_cli, statuses
 from memconform import mockmodel as mm
+from memconform.codex import releases
 from memconform.codex.adapter import CodexAdapter, _independent_groups, _tool_result
 from memconform.codex.binary import BIN_ENV, CodexBinaryError, locate, parse_spec
 from memconform.codex.front import Front, Turn
@@ -139,6 +140,35 @@ def test_adapter_refuses_a_layout_the_release_lacks(tmp_path: Path) -> None:
     assert reply["result"]["implementation"] | {"binary": ""} == {
         "name": "codex-cli", "version": "0.171.0", "language": "rust", "binary": "",
         "layout": "v1"}
+
+
+ARGS_CODEX = """#!/bin/sh
+[ "$1" = --version ] && { echo "codex-cli 0.171.0"; exit 0; }
+for arg in "$@"; do echo "$arg"; done > "$0.args"
+"""
+
+
+def test_sessions_run_with_the_release_s_idle_features_off(tmp_path: Path) -> None:
+    """Each session turns off the features no memory check needs, on its command line only."""
+    fake = tmp_path / "codex"
+    fake.write_text(ARGS_CODEX, encoding="utf-8")
+    fake.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    config = 'model_provider = "mock"\n[model_providers.mock]\nbase_url = "http://127.0.0.1:9/v1"\n'
+    (home / "config.toml").write_text(config, encoding="utf-8")
+    adapter = CodexAdapter(str(fake), None, "v2")
+    try:
+        assert adapter._run(home, ["memconform turn"], Turn([[]])).returncode == 0
+    finally:
+        adapter.handle({"seq": 1, "op": "stop", "args": {}})
+    args = (tmp_path / "codex.args").read_text(encoding="utf-8").splitlines()
+    assert releases.get("0.171.0").off_features == ("shell_snapshot", "plugins")
+    at = args.index("features.shell_snapshot=false")
+    assert args[at - 1:at + 3] == ["-c", "features.shell_snapshot=false",
+                                   "-c", "features.plugins=false"]
+    assert args[-1] == "memconform turn"
+    assert (home / "config.toml").read_text(encoding="utf-8") == config
 
 
 @pytest.mark.timeout(600)

@@ -45,6 +45,10 @@ def test_expectations_named_by_a_release_exist() -> None:
     (('driven = "full"', 'driven = "yes"'), "driven 'yes' is not one of"),
     (('stage1_model = "gpt-5.6-luna"\n', ''), "KeyError: 'stage1_model'"),
     (('layouts = ["v1", "v2"]', 'layouts = ["v1", "v2"'), "TOMLDecodeError"),
+    (('off_features = ["shell_snapshot", "plugins"]', 'off_features = ["plugins=true"]'),
+     "off_features ['plugins=true'] are not all feature names"),
+    (('off_features = ["shell_snapshot", "plugins"]', 'off_features = [1]'),
+     "off_features [1] are not all feature names"),
 ])
 def test_bad_release_files_are_refused(edit: tuple[str, str], problem: str) -> None:
     text = resources.fixture("codex-0.155.0", "release.toml").read_text(encoding="utf-8")

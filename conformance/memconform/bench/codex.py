@@ -87,6 +87,8 @@ def beside_codex(work: Path, sizes: list[int], runs: int) -> tuple[list[Result],
     how = (f"minus the {waited_s:g} s quiet window the adapter waits to know the pipeline is "
            "over" if waited_s else "held until Codex logs its pipeline's end (nothing "
            "subtracted)")
-    note = (f"Codex times are `codex exec` sessions driven by the memconform adapter, {how}; "
-            "the reference runs `memref startup` as a whole process.")
+    off = ", ".join(adapter.release.off_features)
+    note = (f"Codex times are `codex exec` sessions driven by the memconform adapter, {how}"
+            + (f", with the features no memory step uses off ({off})" if off else "")
+            + "; the reference runs `memref startup` as a whole process.")
     return results, note

@@ -123,8 +123,10 @@ class CodexAdapter:
     def _run(self, home: Path, args: list[str], turn: Turn, *, hold: bool = False,
              env: dict[str, str] | None = None, timeout_s: float = 120.0) -> session.Result:
         key_env = env if env is not None else {}
+        off = [flag for name in self.release.off_features
+               for flag in ("-c", f"features.{name}=false")]
         return session.run(self.binary, self.front, home, env=key_env,
-                           args=[*self._layout_pin(home), *args], turn=turn, hold=hold,
+                           args=[*off, *self._layout_pin(home), *args], turn=turn, hold=hold,
                            timeout_s=timeout_s, end_marker=self._end_marker(home))
 
     def _end_marker(self, home: Path) -> str | None:

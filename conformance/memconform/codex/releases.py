@@ -14,6 +14,7 @@ DEFAULT = resources.CODEX_VERSION  # the release the suite's rules were written 
 DRIVEN = ("full", "unverified")
 LAYOUTS = ("v1", "v2")  # memories/ + memories_1.sqlite; memories_v2/ + memories_v2_1.sqlite
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
+_FEATURE = re.compile(r"[a-z0-9_]+")
 
 
 class ReleaseError(ValueError):
@@ -39,6 +40,8 @@ class Release:
     dual_write_runs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # on stderr (with RUST_LOG=opentelemetry_sdk=debug) when a startup's pipeline has ended
     pipeline_end: str | None = None
+    # features no memory check needs, turned off for each session on its command line
+    off_features: tuple[str, ...] = ()
 
     def expectations_for(self, layout: str) -> str | None:
         return self.expectations_v2 if layout == "v2" else self.expectations
@@ -106,7 +109,8 @@ def _load(folder_version: str, text: str) -> Release:
             expectations_v2=data.get("expectations_v2"),
             dual_write_runs={str(k): tuple(str(x) for x in v)
                              for k, v in data.get("dual_write_runs", {}).items()},
-            pipeline_end=data.get("pipeline_end"))
+            pipeline_end=data.get("pipeline_end"),
+            off_features=tuple(data.get("off_features", ())))
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ReleaseError(f"{where}: {type(exc).__name__}: {exc}") from exc
     problems = []
@@ -120,6 +124,9 @@ def _load(folder_version: str, text: str) -> Release:
            for k, v in release.dual_write_runs.items()):
         problems.append(f"dual_write_runs {release.dual_write_runs} names a layout the release "
                         "does not have")
+    if not all(isinstance(f, str) and _FEATURE.fullmatch(f) for f in release.off_features):
+        problems.append(f"off_features {list(release.off_features)} are not all feature names "
+                        "(as `codex features list` prints them)")
     if release.driven not in DRIVEN:
         problems.append(f"driven {release.driven!r} is not one of {list(DRIVEN)}")
     if problems:
