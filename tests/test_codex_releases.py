@@ -49,6 +49,8 @@ def test_expectations_named_by_a_release_exist() -> None:
      "off_features ['plugins=true'] are not all feature names"),
     (('off_features = ["shell_snapshot", "plugins"]', 'off_features = [1]'),
      "off_features [1] are not all feature names"),
+    (('off_features = ["shell_snapshot", "plugins"]', 'off_features = "plugins"'),
+     "off_features is 'plugins', not an array"),
 ])
 def test_bad_release_files_are_refused(edit: tuple[str, str], problem: str) -> None:
     text = resources.fixture("codex-0.155.0", "release.toml").read_text(encoding="utf-8")

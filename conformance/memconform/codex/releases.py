@@ -7,6 +7,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from memconform import resources
 
@@ -92,6 +93,14 @@ def at_least(version: str, since: str) -> bool:
     return _key(version) >= _key(since)
 
 
+def _listed(data: dict[str, Any], key: str) -> list[Any]:
+    """The array `key` of a release file (empty when absent)."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise TypeError(f"{key} is {value!r}, not an array")
+    return value
+
+
 def _load(folder_version: str, text: str) -> Release:
     where = f"fixtures/codex-{folder_version}/release.toml"
     try:
@@ -110,7 +119,7 @@ def _load(folder_version: str, text: str) -> Release:
             dual_write_runs={str(k): tuple(str(x) for x in v)
                              for k, v in data.get("dual_write_runs", {}).items()},
             pipeline_end=data.get("pipeline_end"),
-            off_features=tuple(data.get("off_features", ())))
+            off_features=tuple(_listed(data, "off_features")))
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ReleaseError(f"{where}: {type(exc).__name__}: {exc}") from exc
     problems = []

@@ -151,10 +151,10 @@ class Settling:
     """Watches one session's pipeline. It is over at once when the release's end marker (the
     line its last pipeline step logs) is on stderr, no pipeline request is in flight and no
     job it claimed is still running. Without the marker (a guard stopped the pipeline before
-    it began, or the release has none) it is over when no request is in flight, no job row
-    has changed for `QUIET_S` and no job it claimed is still running. A claimed job that
-    stays `running` for `STUCK_S` with no sign of work (a request, a row change, file work in
-    a memory root, `CPU_BUSY` of a core used by the session's processes) is not this
+    it began, or the release has none) it is over when no request is in flight, no other
+    sign of work (a row change, file work in a memory root, `CPU_BUSY` of a core used by the
+    session's processes) has shown for `QUIET_S` and no job it claimed is still running. A
+    claimed job that stays `running` for `STUCK_S` with no request and no such sign is not this
     session's any more (a check took it over) and does not hold the session."""
 
     def __init__(self, home: Path, front: Front, end_marker: str | None = None) -> None:
@@ -198,8 +198,8 @@ class Settling:
         return self.ended
 
     def over(self) -> bool:
-        now, work = jobs(self.home), root_work(self.home)
-        if now != self.seen or work != self.work or self._computing():
+        now, work, computing = jobs(self.home), root_work(self.home), self._computing()
+        if now != self.seen or work != self.work or computing:
             self.seen, self.work, self.changed_at = now, work, time.monotonic()
         claimed = any(row[0] == "running" and row[1] != self.before.get(key, (None, None))[1]
                       for key, row in now.items())
