@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memref import redact
+from memref.rollout_input import _marked
 from memref.truncate import marker, truncate_middle
 
 PIECES = ["sk-" + "A" * 24, "AKIA" + "B" * 16, "Bearer abcdefghijklmnopqrs", "api_key=secret12",
@@ -24,6 +25,11 @@ def plain_redact(text: str) -> str:
     for pattern, replacement in redact.CODEX_RULES + redact.EXTENDED_RULES:
         text = pattern.sub(replacement, text)
     return text
+
+
+def plain_marked(text: str, start: str, end: str) -> bool:
+    head, tail = text.lstrip().lower(), text.rstrip().lower()
+    return head.startswith(start.lower()) and tail.endswith(end.lower())
 
 
 def plain_truncate(text: str, max_tokens: int) -> str:
@@ -60,3 +66,17 @@ def test_truncation_by_bytes_keeps_whole_characters(text: str, max_tokens: int) 
 def test_every_pattern_has_triggers() -> None:
     for pattern, _ in redact.CODEX_RULES + redact.EXTENDED_RULES:
         assert redact.TRIGGERS.get(pattern.pattern), pattern.pattern
+
+
+MARKS = [("# AGENTS.md instructions", "</INSTRUCTIONS>"), ("<skill>", "</skill>")]
+FRAGMENT_PIECES = [*(m for pair in MARKS for m in pair), "<SKILL>", "</sk\u0130ll>",
+                   "\u03a3", "\u0130", "\u212a", " ", "\n", "\u3000", "\x1c", "\u0085", "x",
+                   " " * 5000, "\n" * 4097]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENT_PIECES) | st.text(max_size=4), max_size=8),
+       st.sampled_from(MARKS))
+def test_marker_test_reads_only_the_ends(parts: list[str], marks: tuple[str, str]) -> None:
+    text = "".join(parts)
+    assert _marked(text, *marks) == plain_marked(text, *marks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +38,30 @@ def token_budget(context_window: int | None) -> int:
     return max(effective * INPUT_SHARE_PERCENT // 100, 1)
 
 
+_LEADING_SPACE = re.compile(r"\s*")
+_TAIL_STEP = 4096
+
+
+def _ends(text: str, width: int) -> tuple[str, str]:
+    """The first and the last `width` characters of `text.strip()`, without copying the text
+    (a fragment may be a 50 MB log)."""
+    low = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]  # `\s*` always matches
+    high = len(text)
+    while high > low:  # trailing space, a block at a time from the end
+        block = text[max(low, high - _TAIL_STEP):high]
+        kept = len(block.rstrip())
+        high -= len(block) - kept
+        if kept:
+            break
+    return text[low:min(high, low + width)], text[max(low, high - width):high]
+
+
 def _marked(text: str, start: str, end: str) -> bool:
-    head, tail = text.lstrip().lower(), text.rstrip().lower()
-    return head.startswith(start.lower()) and tail.endswith(end.lower())
+    """The stripped text starts with `start` and ends with `end`, ignoring letter case. Both
+    markers are ASCII, so lower-casing only as many characters at each end as a marker has
+    decides the same as lower-casing the whole text."""
+    head, tail = _ends(text, max(len(start), len(end)))
+    return head.lower().startswith(start.lower()) and tail.lower().endswith(end.lower())
 
 
 def _excluded_fragment(part: dict[str, Any]) -> bool:
