@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from memconform.bench import runner
+from memconform.bench.codex import python_floor
 from memconform.bench.runner import Result, contention, markdown, probe
+from memconform.cli import bytecode_env
 
 
 def test_probes_measure_in_their_own_process(tmp_path: Path) -> None:
@@ -74,3 +76,11 @@ def test_markdown_reports_targets_and_spread() -> None:
     assert "| rate | 100 claims/s | 100 claims/s to 100 claims/s | 1 |  |" in text
     assert "double_commits 0" in text and "| within 2x of bare: **missed** |" in text
     assert text.startswith("# memconform benchmarks\n\n2026-12-03 · 2 cores")
+
+
+def test_python_floor_imports_what_memref_startup_loads_and_nothing_of_memref() -> None:
+    command = python_floor(bytecode_env())
+    names = command[-1].removeprefix("import ").split(", ")
+    assert {"sqlite3", "http.client", "json", "subprocess"} <= set(names)
+    assert not [n for n in names if n.startswith("memref")]
+    subprocess.run(command, check=True, timeout=120)

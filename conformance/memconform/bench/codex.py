@@ -23,6 +23,18 @@ from memconform.mockmodel import MockModel, json_output, message, start_server
 HOUR_MS = 3_600_000
 STARTUP_TARGET_S = 0.15  # `memref startup`, one eligible thread, the whole process
 MEMREF = [sys.executable, "-c", "from memref.cli import main; main()"]
+# the standard-library modules (dotted names) loaded once `memref.cli` is imported, the
+# interpreter's own start-up modules included
+_STDLIB_OF_MEMREF = ("import sys; import memref.cli; print(' '.join(sorted(m for m in "
+                     "sys.modules if m.partition('.')[0] in sys.stdlib_module_names)))")
+
+
+def python_floor(env: dict[str, str]) -> list[str]:
+    """The command of a process that imports the standard-library modules `memref startup`
+    loads and does nothing else: what its imports cost before any memref code runs."""
+    names = subprocess.run([sys.executable, "-c", _STDLIB_OF_MEMREF], env=env, check=True,
+                           capture_output=True, text=True, timeout=120).stdout.split()
+    return [sys.executable, "-c", "import " + ", ".join(names)]
 
 
 def seeded(path: Path, base_url: str, threads: int) -> CodexHome:
@@ -52,12 +64,16 @@ def beside_codex(work: Path, sizes: list[int], runs: int) -> tuple[list[Result],
     memref_env = bytecode_env()
     subprocess.run([*MEMREF, "--help"], env=memref_env, capture_output=True, timeout=120,
                    check=False)
+    floor = python_floor(memref_env)
     # a release that logs its pipeline's end settles on it; otherwise on a quiet window
     waited_s = 0.0 if adapter.release.pipeline_end else session.QUIET_S
     try:
         for size in sizes:
-            ours, theirs = [], []
+            ours, theirs, floors = [], [], []
             for _ in range(runs):
+                started = time.perf_counter()
+                subprocess.run(floor, env=memref_env, check=True, timeout=120)
+                floors.append(time.perf_counter() - started)
                 home = seeded(homes / f"ref-{size}", mock.base_url, size)
                 started = time.perf_counter()
                 done = subprocess.run([*MEMREF, "startup", "--home", str(home.path)],
@@ -77,7 +93,8 @@ def beside_codex(work: Path, sizes: list[int], runs: int) -> tuple[list[Result],
                     raise RuntimeError(f"codex startup failed: {reply['error']}")
             ratios = [t / o for o, t in zip(ours, theirs, strict=True)]
             extra: dict[str, Any] = {"codex_median_s": round(statistics.median(theirs), 2),
-                                     "codex_over_reference": round(statistics.median(ratios), 2)}
+                                     "codex_over_reference": round(statistics.median(ratios), 2),
+                                     "stdlib_imports_only_s": round(statistics.median(floors), 3)}
             results.append(Result(f"startup, {size} eligible thread(s): memref", "s", ours,
                                   extra, target=STARTUP_TARGET_S if size == 1 else None))
     finally:
@@ -90,5 +107,7 @@ def beside_codex(work: Path, sizes: list[int], runs: int) -> tuple[list[Result],
     off = ", ".join(adapter.release.off_features)
     note = (f"Codex times are `codex exec` sessions driven by the memconform adapter, {how}"
             + (f", with the features no memory step uses off ({off})" if off else "")
-            + "; the reference runs `memref startup` as a whole process.")
+            + "; the reference runs `memref startup` as a whole process; "
+            + "`stdlib_imports_only_s` is a process that imports the standard-library modules "
+            + "that process uses and does nothing else.")
     return results, note
