@@ -688,14 +688,17 @@ def _exactly_the_bound(home: CodexHome, model: MockModel, run_startup: StartupRu
              "that line grown, uncut", expected=DIFF_LIMIT, actual=len(body))
 
 
-def _cut_into_a_character(into: int) -> Callable[[CodexHome, MockModel, StartupRunner], None]:
-    """The bound falls `into` bytes inside a three-byte character of a 4.2 MB line."""
+def _cut_into_a_character(into: int, char: str = "€"
+                          ) -> Callable[[CodexHome, MockModel, StartupRunner], None]:
+    """The bound falls `into` bytes inside a multi-byte `char` of a 4.2 MB line."""
+    data = char.encode()
 
     def run(home: CodexHome, model: MockModel, run_startup: StartupRunner) -> None:
         thread, small = _calibrated(home, model, run_startup)
         start = small.find(EURO)  # where the memory's characters start in the diff
-        pad = (DIFF_LIMIT - start - into) % len(EURO)  # ASCII that moves them into place
-        body = _grown(home, model, run_startup, thread, "- " + "a" * pad + "€" * 1_400_000)
+        pad = (DIFF_LIMIT - start - into) % len(data)  # ASCII that moves them into place
+        body = _grown(home, model, run_startup, thread,
+                      "- " + "a" * pad + char * (4_200_000 // len(data)))
         if not body.endswith(CUT_MARKER):
             fail("the diff of a 4.2 MB memory was not cut with the truncation marker right "
                  "before the closing fence")
@@ -704,13 +707,13 @@ def _cut_into_a_character(into: int) -> Callable[[CodexHome, MockModel, StartupR
             fail("the cut diff is not ended with a newline before the marker")
         cut = kept[:-1]
         first = start + pad
-        if cut[:first].count(EURO) or not cut[:first].endswith(b"\n+- " + b"a" * pad):
+        if cut[:first].count(data) or not cut[:first].endswith(b"\n+- " + b"a" * pad):
             fail("the cut diff does not keep the start of the memory's added line "
                  "('+- ' and its ASCII padding) where the calibration diff had it")
         # the longest prefix within the bound ending on a character boundary: `into` bytes
         # short of it
         want = DIFF_LIMIT - into
-        if len(cut) != want or cut[first:] != EURO * ((len(cut) - first) // len(EURO)):
+        if len(cut) != want or cut[first:] != data * ((len(cut) - first) // len(data)):
             fail(f"the diff was not cut at the last UTF-8 character boundary within "
                  f"{DIFF_LIMIT} bytes (the bytes kept before the added newline)",
                  expected=want, actual=len(cut))
@@ -718,9 +721,14 @@ def _cut_into_a_character(into: int) -> Callable[[CodexHome, MockModel, StartupR
     return run
 
 
+FOUR_BYTES = "\U0001f600"  # 😀: F0 9F 98 80
+
+
 BOUNDED = {"exactly-the-bound": _exactly_the_bound,
            "cut-one-byte-into-a-character": _cut_into_a_character(1),
-           "cut-two-bytes-into-a-character": _cut_into_a_character(2)}
+           "cut-two-bytes-into-a-character": _cut_into_a_character(2),
+           "cut-one-byte-into-a-four-byte-character": _cut_into_a_character(1, FOUR_BYTES),
+           "cut-three-bytes-into-a-four-byte-character": _cut_into_a_character(3, FOUR_BYTES)}
 
 
 @check("p2.diff.bounded-exact", title="a diff over 4 MiB keeps the longest whole-character "
