@@ -78,6 +78,47 @@ def test_batch(home: CodexHome, run_startup: StartupRunner, stale: int) -> None:
         f"the next startup did not prune the {stale - 200} stale rows left"
 
 
+# C5: two stale rows tied on a sort key of the batch's ranking (last use, else source time;
+# then source time; then thread id; each oldest or lowest first), behind 199 older fillers, so
+# the 200-row batch takes exactly one of them. name: (source time, last use) as offsets from
+# TIE = now - 50 days (both stale under the default 30 days); the row pruned comes first.
+TIES: dict[str, tuple[tuple[str, int, int | None], tuple[str, int, int | None], str]] = {
+    "tie-broken-by-source-time": (("z-used-older-source", -10 * DAY_S, 0),
+                                  ("a-unused", 0, None),
+                                  "tied on last use (one row's, the other's source time): the "
+                                  "older source time goes first, whatever the ids"),
+    "tie-broken-by-thread-id": (("a-first", 0, None), ("b-second", 0, None),
+                                "tied on both times: the lower thread id goes first"),
+    "last-use-before-source-time": (("z-used-a-second-earlier", 10 * DAY_S, -1),
+                                    ("a-unused", 0, None),
+                                    "a last use one second older than the other's source "
+                                    "time ranks first, though its own source time is newer"),
+}
+
+
+@check("p1.ret.batch-order", title="the 200-row batch ranks ties on last use by source time, "
+       "then by thread id", rules="RET-02", level="MUST", area="phase1")
+@pytest.mark.parametrize("case", sorted(TIES))
+def test_batch_order(home: CodexHome, run_startup: StartupRunner, case: str) -> None:
+    configure(home)
+    home.ensure_state_db()
+    now = home.now_ms // 1000
+    tie = now - 50 * DAY_S
+    home.add_stage1_outputs([{"thread_id": f"f{i:03d}", "raw_memory": "r",
+                              "rollout_summary": "s",
+                              "source_updated_at": now - 100 * DAY_S + i * 60}
+                             for i in range(199)])
+    first, second, why = TIES[case]
+    for name, source, used in (first, second):
+        home.add_stage1_output(name, raw_memory="r", rollout_summary="s",
+                               source_updated_at=tie + source,
+                               last_usage=None if used is None else tie + used,
+                               usage_count=None if used is None else 1)
+    run_startup(home)
+    assert rows(home) == {second[0]}, \
+        f"of 201 stale rows the batch of 200 did not leave exactly {second[0]}: {why}"
+
+
 # name: (source_updated_at, last_usage, whether the row stays, what the row is). Times are
 # offsets in seconds from the cutoff `now - max_unused_days * 86 400`; "ancient" is 60 days
 # before now.
