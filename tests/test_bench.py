@@ -78,7 +78,7 @@ def test_markdown_reports_targets_and_spread() -> None:
     assert text.startswith("# memconform benchmarks\n\n2026-12-03 · 2 cores")
 
 
-def test_python_floor_imports_what_memref_startup_loads_and_nothing_of_memref() -> None:
+def test_python_floor_imports_standard_modules_of_memref_cli_and_nothing_of_memref() -> None:
     command = python_floor(bytecode_env())
     names = command[-1].removeprefix("import ").split(", ")
     assert {"sqlite3", "http.client", "json", "subprocess"} <= set(names)

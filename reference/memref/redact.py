@@ -78,11 +78,6 @@ def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
     return text
 
 
-def redact_codex(text: str) -> str:
-    """Only the replacements the 0.144.6 binary applies."""
-    return _apply(CODEX_RULES, text)
-
-
 def redact(text: str) -> str:
     """Codex's replacements, then the extended ones."""
     return _apply(CODEX_RULES + EXTENDED_RULES, text)

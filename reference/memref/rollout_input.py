@@ -57,9 +57,9 @@ def _ends(text: str, width: int) -> tuple[str, str]:
 
 
 def _marked(text: str, start: str, end: str) -> bool:
-    """The stripped text starts with `start` and ends with `end`, ignoring letter case. Both
-    markers are ASCII, so lower-casing only as many characters at each end as a marker has
-    decides the same as lower-casing the whole text."""
+    """The stripped text starts with `start` and ends with `end`, ignoring letter case. The
+    markers are ASCII and neither starts nor ends with white space, so lower-casing only as many
+    characters at each end as a marker has decides the same as lower-casing the whole text."""
     head, tail = _ends(text, max(len(start), len(end)))
     return head.lower().startswith(start.lower()) and tail.lower().endswith(end.lower())
 

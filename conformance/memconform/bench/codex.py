@@ -30,8 +30,9 @@ _STDLIB_OF_MEMREF = ("import sys; import memref.cli; print(' '.join(sorted(m for
 
 
 def python_floor(env: dict[str, str]) -> list[str]:
-    """The command of a process that imports the standard-library modules `memref startup`
-    loads and does nothing else: what its imports cost before any memref code runs."""
+    """The command of a process that imports the standard-library modules that importing
+    `memref.cli` loads and does nothing else (a startup also loads a few for its HTTP
+    request): what those imports cost before any memref code runs."""
     names = subprocess.run([sys.executable, "-c", _STDLIB_OF_MEMREF], env=env, check=True,
                            capture_output=True, text=True, timeout=120).stdout.split()
     return [sys.executable, "-c", "import " + ", ".join(names)]
@@ -109,5 +110,5 @@ def beside_codex(work: Path, sizes: list[int], runs: int) -> tuple[list[Result],
             + (f", with the features no memory step uses off ({off})" if off else "")
             + "; the reference runs `memref startup` as a whole process; "
             + "`stdlib_imports_only_s` is a process that imports the standard-library modules "
-            + "that process uses and does nothing else.")
+            + "that importing `memref.cli` loads and does nothing else.")
     return results, note

@@ -80,8 +80,9 @@ def test_batch(home: CodexHome, run_startup: StartupRunner, stale: int) -> None:
 
 # C5: two stale rows tied on a sort key of the batch's ranking (last use, else source time;
 # then source time; then thread id; each oldest or lowest first), behind 199 older fillers, so
-# the 200-row batch takes exactly one of them. name: (source time, last use) as offsets from
-# TIE = now - 50 days (both stale under the default 30 days); the row pruned comes first.
+# the 200-row batch takes exactly one of them. case: the row pruned, then the row kept, each
+# (name, source time, last use or None) with the times as offsets from now - 50 days (both
+# stale under the default 30 days), then why.
 TIES: dict[str, tuple[tuple[str, int, int | None], tuple[str, int, int | None], str]] = {
     "tie-broken-by-source-time": (("z-used-older-source", -10 * DAY_S, 0),
                                   ("a-unused", 0, None),
@@ -96,8 +97,8 @@ TIES: dict[str, tuple[tuple[str, int, int | None], tuple[str, int, int | None], 
 }
 
 
-@check("p1.ret.batch-order", title="the 200-row batch ranks ties on last use by source time, "
-       "then by thread id", rules="RET-02", level="MUST", area="phase1")
+@check("p1.ret.batch-order", title="the 200-row batch ranks rows by last use (else source "
+       "time), then source time, then thread id", rules="RET-02", level="MUST", area="phase1")
 @pytest.mark.parametrize("case", sorted(TIES))
 def test_batch_order(home: CodexHome, run_startup: StartupRunner, case: str) -> None:
     configure(home)

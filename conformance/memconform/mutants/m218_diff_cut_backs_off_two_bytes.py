@@ -1,6 +1,6 @@
 """The 4 MiB cut of the workspace diff backs off at most two bytes to a character boundary, as
 a port that only thought of 2- and 3-byte characters would: a cut three bytes into a 4-byte
-character keeps that character's first byte, which is not UTF-8."""
+character keeps that character's first byte, which decodes to U+FFFD."""
 
 from memconform.mutants import Mutant, patch
 from memref import workspace
