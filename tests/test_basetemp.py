@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -63,8 +64,15 @@ def test_a_dead_runs_folder_is_removed_and_a_live_ones_kept(memory_fs: Path) -> 
                           capture_output=True, text=True, check=True, timeout=30)
     dead_folder = base / f"pytest-{dead.stdout.strip()}"
     live_folder = base / f"pytest-{os.getppid()}"
-    for folder in (dead_folder, live_folder):
+    left_over = base / f"{basetemp.TRASH}pytest-1-2"  # a deletion cut short
+    for folder in (dead_folder, live_folder, left_over):
         (folder / "home").mkdir(parents=True)
     basetemp.choose("ref", tmpdir_set=False)
-    assert not dead_folder.exists()
+    assert not dead_folder.exists(), "the dead run's folder was not moved out of the way"
     assert (live_folder / "home").is_dir()
+    deadline = time.monotonic() + 30
+    while list(base.glob(f"{basetemp.TRASH}*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not list(base.glob(f"{basetemp.TRASH}*")), \
+        "the background deletion did not remove the dead run's and the left-over folders"
+    assert sorted(base.iterdir()) == [live_folder]
