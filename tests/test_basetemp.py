@@ -1,5 +1,5 @@
-"""Where a run builds its homes: memory file system, the user's cache for Codex, pytest's
-default otherwise; a dead run's folder is removed."""
+"""Where a run builds its homes: memory file system (Codex too), the user's cache for Codex
+without one, pytest's default otherwise; a dead run's folder is removed."""
 
 from __future__ import annotations
 
@@ -51,11 +51,28 @@ def test_tmpdir_set_by_the_user_wins(memory_fs: Path) -> None:
     assert basetemp.choose("ref", tmpdir_set=True) is None
 
 
-def test_codex_homes_go_to_the_cache_and_stay(memory_fs: Path, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_codex_homes_go_to_memory_and_are_removed_at_the_end(memory_fs: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    monkeypatch.delenv(binary.WORKDIR_ENV, raising=False)
+    chosen = basetemp.choose("codex@0.171.0", tmpdir_set=True)
+    assert chosen == (memory_fs / f"memconform-{os.getuid()}" / f"pytest-{os.getpid()}", True)
+
+
+def test_codex_homes_go_to_the_cache_and_stay_without_a_memory_fs(
+        memory_fs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(binary.WORKDIR_ENV, raising=False)
+    monkeypatch.setattr(basetemp, "MOUNTS", memory_fs / "no-such-mounts-file")
     monkeypatch.setattr(binary, "work_dir", lambda: tmp_path / "cache")
     chosen = basetemp.choose("codex@0.171.0", tmpdir_set=True)
     assert chosen == (tmp_path / "cache" / f"pytest-{os.getpid()}", False)
+
+
+def test_the_codex_work_dir_setting_wins_over_memory(memory_fs: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(binary.WORKDIR_ENV, str(tmp_path / "mine"))
+    chosen = basetemp.choose("codex", tmpdir_set=False)
+    assert chosen == (tmp_path / "mine" / f"pytest-{os.getpid()}", False)
 
 
 def test_a_dead_runs_folder_is_removed_and_a_live_ones_kept(memory_fs: Path) -> None:

@@ -1,11 +1,11 @@
 """Where a run builds its Codex homes (pytest's base temporary folder), unless --basetemp or
 TMPDIR says otherwise.
 
-- `--impl codex`: the binary refuses to set up its helpers under /tmp, so homes go to the
-  user's cache.
-- Any other implementation: homes are thousands of small files and SQLite writes, so they go
-  to a memory file system (/dev/shm) when it is a writable tmpfs with room; on this project's
-  VM disk the reference's suite took 114 s there against 71 s in memory.
+- Homes are thousands of small files and SQLite writes, so they go to a memory file system
+  (/dev/shm) when it is a writable tmpfs with room: on this project's VM disk the reference's
+  suite took 114 s there against 71 s in memory.
+- `--impl codex`: `MEMCONFORM_CODEX_WORKDIR` when set; else memory as above; else the user's
+  cache (never /tmp: the binary refuses to set up its helpers there).
 
 Either way each run has its own folder (`pytest-PID`, so two runs never share homes), a dead
 run's folder is removed at the next run, and a run removes its memory folder when it ends
@@ -42,8 +42,9 @@ def choose(impl: str, tmpdir_set: bool) -> tuple[Path, bool] | None:
     """The folder for this run's homes and whether the run removes it at its end, or None
     for pytest's default."""
     if impl.startswith("codex"):
-        from memconform.codex.binary import work_dir
-        return _own_folder(work_dir()), False
+        from memconform.codex.binary import WORKDIR_ENV, work_dir
+        memory = None if os.environ.get(WORKDIR_ENV) else memory_base()
+        return (_own_folder(memory), True) if memory else (_own_folder(work_dir()), False)
     if tmpdir_set:
         return None
     base = memory_base()
