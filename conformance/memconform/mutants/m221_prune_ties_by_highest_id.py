@@ -1,27 +1,14 @@
 """The 200-row pruning batch breaks a tie on both times by the highest thread id first."""
 
-import sqlite3
-
 from memconform.mutants import Mutant, patch
-from memref import retention, startup
+from memref import retention
 from memref.adapter import ReferenceAdapter
-from memref.jobs import immediate
-from memref.selection import RECENCY, unused_cutoff
+from memref.selection import RECENCY
 
 MUTANT = Mutant("m221-prune-ties-by-highest-id", __doc__ or "",
                 ("p1.ret.batch-order[tie-broken-by-thread-id]",))
 
 
-def prune_stage1_outputs(con: sqlite3.Connection, *, max_unused_days: int, now: int) -> int:
-    cutoff = unused_cutoff(now, max_unused_days)
-    with immediate(con):
-        return con.execute(
-            "DELETE FROM stage1_outputs WHERE thread_id IN (SELECT thread_id FROM stage1_outputs"
-            f" WHERE selected_for_phase2 = 0 AND {RECENCY} < ?"
-            f" ORDER BY {RECENCY} ASC, source_updated_at ASC, thread_id DESC LIMIT ?)",
-            (cutoff, retention.PRUNE_BATCH)).rowcount
-
-
 def factory() -> ReferenceAdapter:
-    patch(startup, "prune_stage1_outputs", prune_stage1_outputs)
+    patch(retention, "PRUNE_ORDER", f"{RECENCY} ASC, source_updated_at ASC, thread_id DESC")
     return ReferenceAdapter()
