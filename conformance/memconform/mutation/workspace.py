@@ -27,12 +27,15 @@ SCOPES: dict[str, dict[str, str]] = {"local": {
     "src/memref/stdio.py": "the stdio transport: the mutation run drives the reference "
                            "in-process (a subprocess's calls cannot be traced to checks); "
                            "tests/test_adapters.py drives this loop over a pipe",
+    "src/memref/cli.py": "the `memref startup` command line, which no adapter uses: the "
+                         "mutation run drives the pipeline in-process through memref.adapter; "
+                         "tests/test_bad_homes.py and the bench run this command",
     "src/memref/agent_reading.py": "the consolidation agent's read_file and list_files tools: "
                                    "the reference's own choice (the rules pin apply_patch and "
                                    "where the agent writes, AGENT-02; Codex's agent reads with "
                                    "shell commands), so no portable check can call them",
 }}
-LATEST_V2 = "0.171.0/v2"
+LATEST_V1, LATEST_V2 = "0.171.0", "0.171.0/v2"
 # mutmut's exit codes of a killed mutant (a check failed; pytest broke on the mutant)
 KILLED = (1, 3)
 
@@ -61,9 +64,12 @@ class Settings:
             # one adapter per check: mutmut gives the work of starting the reference (its
             # operation table, the handshake) only to the checks that did it
             # the reference following 0.144.6 (layout v1), and again following the newest
-            # release in layout v2: the code only later releases run is reached too
+            # release in layout v1 and in layout v2: the code only later releases run is
+            # reached too (0.144.6 does not validate the agent's artifacts, and layout v2
+            # validates others: the v1 validation needs the newest release in layout v1)
             'pytest_add_cli_args = ["-p", "no:cacheprovider", "--import-mode=importlib", '
-            f'"--impl", "ref", "--also-impl", "ref@{LATEST_V2}", "--adapter-per-check", '
+            f'"--impl", "ref", "--also-impl", "ref@{LATEST_V1}", "--also-impl", '
+            f'"ref@{LATEST_V2}", "--adapter-per-check", '
             '"--snapshot-warn-unused"]',
             f'also_copy = ["{CHECKS_COPY}"]',
             "use_git_change_detection = false",
